@@ -1,0 +1,5 @@
+export { createApp, getPetDeprecation, type AppOptions } from "./app.js"
+export { readConfig, type ServerConfig } from "./config.js"
+export { jsonLinesLogger, silentLogger, type Logger } from "./logger.js"
+export { closeGracefully, createAppServer, listen } from "./server.js"
+export type { PetRuntime } from "./routes/pets.js"

@@ -1,0 +1,7 @@
+export * as MemoryPetRepository from "./MemoryPetRepository.js"
+export {
+  describeStorageChoice,
+  parseStorageChoice,
+  storageLayer,
+  type StorageChoice,
+} from "./storage-selection.js"

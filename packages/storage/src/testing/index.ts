@@ -1,0 +1,1 @@
+export { repositoryContract } from "./repository-contract.js"

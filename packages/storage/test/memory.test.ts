@@ -1,0 +1,4 @@
+import { MemoryPetRepository } from "../src/index.js"
+import { repositoryContract } from "../src/testing/index.js"
+
+repositoryContract("in-memory", MemoryPetRepository.layer)
