@@ -1,14 +1,16 @@
 import { Either, ParseResult, Schema } from "effect"
 import { apiError, type ApiError } from "./api-error.js"
 
-/** "name is missing; categoryId must be an integer …": each issue with the field it is about. */
-const describeIssues = (error: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
-    .map((issue) => {
-      const field = issue.path.join(".")
-      return field === "" ? issue.message : `${field} ${issue.message}`
-    })
-    .join("; ")
+/** "name is missing; categoryId must be an integer …": the first issue of each field. */
+const describeIssues = (error: ParseResult.ParseError): string => {
+  const byField = new Map<string, string>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const field = issue.path.join(".")
+    if (!byField.has(field))
+      byField.set(field, field === "" ? issue.message : `${field} ${issue.message}`)
+  }
+  return [...byField.values()].join("; ")
+}
 
 /**
  * Decodes request input with a schema; a failure becomes a 400 whose message names each

@@ -24,15 +24,17 @@ export const IntFromString = Schema.String.pipe(
 )
 
 /** `limit` as written in a query string. */
-export const LimitFromString = Schema.compose(IntFromString, Limit)
+export const LimitFromString = Schema.compose(IntFromString, Limit).annotations({
+  message: () => ({ message: `must be an integer from 1 to ${maxLimit}`, override: true }),
+})
 
 /**
  * The listPets query as a query string carries it: every value a string, `limit` defaulting
  * to 20. Decodes to what `listPets` takes.
  */
 export const ListPetsQuery = Schema.Struct({
-  limit: Schema.optionalWith(LimitFromString, { default: () => defaultLimit }),
-  status: Schema.optional(PetStatus),
-  cursor: Schema.optional(PageCursor),
+  limit: Schema.optionalWith(LimitFromString, { default: () => defaultLimit, exact: true }),
+  status: Schema.optionalWith(PetStatus, { exact: true }),
+  cursor: Schema.optionalWith(PageCursor, { exact: true }),
 })
 export type ListPetsQuery = typeof ListPetsQuery.Type

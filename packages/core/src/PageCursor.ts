@@ -3,6 +3,7 @@ import { PetId } from "./Pet.js"
 
 const prefix = "after:"
 const decimal = /^[1-9][0-9]{0,15}$/
+const isPetId = Schema.is(PetId)
 
 /**
  * The opaque token that continues a listing: it names the last pet a page held. Decoding
@@ -14,8 +15,9 @@ export const PageCursor = Schema.transformOrFail(Schema.String, PetId, {
     const text = Encoding.decodeBase64UrlString(token)
     const digits =
       Either.isRight(text) && text.right.startsWith(prefix) ? text.right.slice(prefix.length) : ""
-    return decimal.test(digits)
-      ? ParseResult.decodeUnknown(PetId)(Number(digits))
+    const id = decimal.test(digits) ? Number(digits) : Number.NaN
+    return isPetId(id)
+      ? ParseResult.succeed(id)
       : ParseResult.fail(new ParseResult.Type(ast, token, "is not a cursor this service issued"))
   },
   encode: (id) => ParseResult.succeed(Encoding.encodeBase64Url(`${prefix}${id}`)),

@@ -10,7 +10,10 @@ export const PetId = Schema.Int.pipe(
   Schema.annotations({
     identifier: "PetId",
     description: "Identifier assigned by the service on creation.",
-    message: () => "must be a positive integer no greater than 9007199254740991",
+    message: () => ({
+      message: "must be a positive integer no greater than 9007199254740991",
+      override: true,
+    }),
   }),
 )
 export type PetId = typeof PetId.Type
@@ -21,7 +24,10 @@ export const CategoryId = Schema.Int.pipe(
   Schema.annotations({
     identifier: "CategoryId",
     description: "Identifier of the category the animal belongs to.",
-    message: () => "must be an integer between -9007199254740991 and 9007199254740991",
+    message: () => ({
+      message: "must be an integer between -9007199254740991 and 9007199254740991",
+      override: true,
+    }),
   }),
 )
 export type CategoryId = typeof CategoryId.Type
@@ -32,21 +38,21 @@ export const PetName = Schema.String.pipe(
   Schema.annotations({
     identifier: "PetName",
     description: "The animal's name: 1 to 255 characters.",
-    message: () => "must be a string of 1 to 255 characters",
+    message: () => ({ message: "must be a string of 1 to 255 characters", override: true }),
   }),
 )
 
 export const PetStatus = Schema.Literal("available", "pending", "sold").annotations({
   identifier: "PetStatus",
   description: "Availability status.",
-  message: () => 'must be one of "available", "pending", "sold"',
+  message: () => ({ message: 'must be one of "available", "pending", "sold"', override: true }),
 })
 export type PetStatus = typeof PetStatus.Type
 
 const petFields = {
   name: PetName,
   categoryId: CategoryId,
-  status: Schema.optional(PetStatus),
+  status: Schema.optionalWith(PetStatus, { exact: true }),
 }
 
 /** What a client sends to add a pet; the service assigns `id`. */
