@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { apiKey, assertError, postJson, startServer, type TestServer } from "./harness.js"
+import { apiKey, assertError, postJson, readPets, startServer, type TestServer } from "./harness.js"
 
 const challenge = 'Bearer realm="petstore"'
 const invalidToken = 'Bearer realm="petstore", error="invalid_token"'
@@ -102,7 +102,7 @@ describe("authentication", () => {
       ...postJson({ name: "Sneaky", categoryId: 1 }),
       headers: { Authorization: "Bearer nope", "Content-Type": "application/json" },
     })
-    const pets: Array<{ name: string }> = await (await server.api("/pets?limit=100")).json()
+    const pets = await readPets(await server.api("/pets?limit=100"))
     assert.equal(
       pets.some((pet) => pet.name === "Sneaky"),
       false,

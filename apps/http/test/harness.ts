@@ -1,8 +1,8 @@
 import assert from "node:assert/strict"
 import { connect } from "node:net"
-import type { PetRepository, StorageUnavailable } from "@petstore/core"
+import { Pet, type PetRepository, type StorageUnavailable } from "@petstore/core"
 import { MemoryPetRepository } from "@petstore/storage"
-import { ManagedRuntime, type Layer } from "effect"
+import { ManagedRuntime, Schema, type Layer } from "effect"
 import { createApp } from "../src/app.js"
 import type { Logger } from "../src/logger.js"
 import { closeGracefully, createAppServer, listen } from "../src/server.js"
@@ -84,3 +84,15 @@ export const rawRequest = (origin: string, request: string): Promise<string> =>
     socket.on("error", reject)
     socket.write(request)
   })
+
+/** A Pet as the API sends it; decoding refuses any property the spec does not define. */
+export const PetBody = Schema.encodedSchema(Pet)
+export type PetBody = typeof PetBody.Type
+
+const strict = { onExcessProperty: "error" } as const
+
+export const readPet = async (response: Response): Promise<PetBody> =>
+  Schema.decodeUnknownPromise(PetBody, strict)(await response.json())
+
+export const readPets = async (response: Response): Promise<ReadonlyArray<PetBody>> =>
+  Schema.decodeUnknownPromise(Schema.Array(PetBody), strict)(await response.json())

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { assertError, postJson, startServer, type TestServer } from "./harness.js"
-
-interface PetBody {
-  id: number
-  name: string
-  categoryId: number
-  status?: string
-}
+import {
+  assertError,
+  postJson,
+  readPet,
+  readPets,
+  startServer,
+  type PetBody,
+  type TestServer,
+} from "./harness.js"
 
 const statuses = ["available", "pending", "sold", undefined] as const
 
@@ -21,7 +22,7 @@ const followNextLinks = async (server: TestServer, path: string) => {
       headers: { Authorization: "Bearer test-key-0123456789" },
     })
     assert.equal(response.status, 200)
-    const page: Array<PetBody> = await response.json()
+    const page = await readPets(response)
     pets.push(...page)
     pageSizes.push(page.length)
     next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get("link") ?? "")?.[1]
@@ -41,7 +42,7 @@ describe("GET /pets (listPets)", () => {
         "/pets",
         postJson({ name: `pet ${i}`, categoryId: i, ...(status ? { status } : {}) }),
       )
-      created.push(await response.json())
+      created.push(await readPet(response))
     }
   })
   after(() => server.close())
@@ -50,28 +51,25 @@ describe("GET /pets (listPets)", () => {
     const response = await server.api("/pets")
     assert.equal(response.status, 200)
     assert.match(response.headers.get("content-type") ?? "", /^application\/json/)
-    const pets: unknown = await response.json()
-    assert.ok(Array.isArray(pets))
+    const pets = await readPets(response)
     assert.deepEqual(pets[0], created[0])
   })
 
   it("rule 2: without limit, returns at most 20", async () => {
-    const pets: Array<PetBody> = await (await server.api("/pets")).json()
+    const pets = await readPets(await server.api("/pets"))
     assert.equal(pets.length, 20)
   })
 
   it("rule 3: never returns more than limit", async () => {
     for (const limit of [1, 7, 20, 44, 45, 100]) {
-      const pets: Array<PetBody> = await (await server.api(`/pets?limit=${limit}`)).json()
+      const pets = await readPets(await server.api(`/pets?limit=${limit}`))
       assert.equal(pets.length, Math.min(limit, created.length), `limit=${limit}`)
     }
   })
 
   it("rule 1: with status, returns only pets with that status", async () => {
     for (const status of ["available", "pending", "sold"]) {
-      const pets: Array<PetBody> = await (
-        await server.api(`/pets?status=${status}&limit=100`)
-      ).json()
+      const pets = await readPets(await server.api(`/pets?status=${status}&limit=100`))
       assert.ok(pets.length > 0)
       assert.ok(
         pets.every((pet) => pet.status === status),
@@ -85,7 +83,7 @@ describe("GET /pets (listPets)", () => {
   })
 
   it("orders pets by ascending id", async () => {
-    const pets: Array<PetBody> = await (await server.api("/pets?limit=100")).json()
+    const pets = await readPets(await server.api("/pets?limit=100"))
     const ids = pets.map((pet) => pet.id)
     assert.deepEqual(
       ids,
@@ -124,7 +122,7 @@ describe("GET /pets (listPets)", () => {
   it("ignores query parameters it does not define", async () => {
     const response = await server.api("/pets?limit=2&offset=5&foo")
     assert.equal(response.status, 200)
-    assert.equal((await response.json()).length, 2)
+    assert.equal((await readPets(response)).length, 2)
   })
 
   it("links to the next page while more pets remain, and not after the last", async () => {
