@@ -3,6 +3,7 @@ import { bearerAuth, type AuthState } from "./middleware/auth.js"
 import { deprecation } from "./middleware/deprecation.js"
 import { errorHandler } from "./middleware/error-handler.js"
 import { silentLogger, type Logger } from "./logger.js"
+import { healthRoutes } from "./routes/health.js"
 import { petRoutes, type PetRuntime } from "./routes/pets.js"
 
 export interface AppOptions {
@@ -39,13 +40,10 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/pets/[^/]+/?$`)
 
   app.use(errorHandler(logger))
-  app.use(async (ctx, next) => {
-    if (ctx.path === "/healthz" && (ctx.method === "GET" || ctx.method === "HEAD")) {
-      ctx.body = { status: "ok" }
-      return
-    }
-    await next()
-  })
+  // Public routes: no API key needed.
+  const health = healthRoutes()
+  app.use(health.routes())
+  app.use(health.allowedMethods())
   app.use(
     deprecation(
       (ctx: Context) =>
