@@ -37,13 +37,15 @@ export const listen = (server: Server, port: number, host: string): Promise<numb
 
 /**
  * Stops accepting connections and resolves once in-flight requests have finished, or after
- * `graceMs`, when connections still open are cut.
+ * `graceMs`, when connections still open are cut. Keep-alive connections are closed as soon as
+ * they fall idle, so a client holding one does not delay the exit.
  */
 export const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
   new Promise((resolve) => {
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50)
     const force = setTimeout(() => server.closeAllConnections(), graceMs)
-    force.unref()
     server.close(() => {
+      clearInterval(closeIdle)
       clearTimeout(force)
       resolve()
     })

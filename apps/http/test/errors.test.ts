@@ -1,0 +1,111 @@
+import assert from "node:assert/strict"
+import { after, before, describe, it } from "node:test"
+import { PetRepository, StorageUnavailable } from "@petstore/core"
+import { Effect, Layer } from "effect"
+import { assertError, postJson, rawRequest, startServer, type TestServer } from "./harness.js"
+
+describe("errors the router and Node produce", () => {
+  let server: TestServer
+  before(async () => {
+    server = await startServer()
+  })
+  after(() => server.close())
+
+  it("an unknown path is 404 with the Error body, inside and outside the base path", async () => {
+    await assertError(await server.api("/nowhere"), 404, "not_found")
+    await assertError(await server.api("/pets/1/owner"), 404, "not_found")
+    await assertError(await fetch(`${server.origin}/`), 404, "not_found")
+    await assertError(await fetch(`${server.origin}/pets`), 404, "not_found")
+  })
+
+  it("a known path with another method is 405 with Allow", async () => {
+    const cases: ReadonlyArray<[string, string, string]> = [
+      ["DELETE", "/pets", "HEAD, GET, POST"],
+      ["PUT", "/pets", "HEAD, GET, POST"],
+      ["PATCH", "/pets/1", "HEAD, GET"],
+      ["POST", "/pets/1", "HEAD, GET"],
+      ["DELETE", "/pets/1", "HEAD, GET"],
+    ]
+    for (const [method, path, allow] of cases) {
+      const response = await server.api(path, { method })
+      await assertError(response, 405, "method_not_allowed")
+      assert.equal(response.headers.get("allow"), allow, `${method} ${path}`)
+    }
+  })
+
+  it("a method the router has no routes for at all is 405 too, not 501", async () => {
+    const answer = await rawRequest(
+      server.origin,
+      "PROPFIND /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-key-0123456789\r\nConnection: close\r\n\r\n",
+    )
+    assert.match(answer, /^HTTP\/1\.1 405 /)
+    assert.match(answer, /"code":"method_not_allowed"/)
+  })
+
+  it("a request Node cannot parse gets the Error body, not plain text", async () => {
+    const answer = await rawRequest(server.origin, "NOT HTTP AT ALL\r\n\r\n")
+    assert.match(answer, /^HTTP\/1\.1 400 /)
+    assert.match(answer, /content-type: application\/json/i)
+    assert.match(answer, /\{"code":"bad_request","message":"[^"]+","status":400\}$/)
+  })
+
+  it("headers too large get 431 with the Error body", async () => {
+    const answer = await rawRequest(
+      server.origin,
+      `GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+    )
+    assert.match(answer, /^HTTP\/1\.1 431 /)
+    assert.match(answer, /"status":431\}$/)
+  })
+
+  it("a malformed percent-encoding in the path is a 4xx Error body", async () => {
+    const response = await server.api("/pets/%E0%A4%A")
+    await assertError(response, 400, "invalid_path_parameter")
+  })
+})
+
+/** A repository whose every operation fails as `failure` does. */
+const failingRepository = (failure: Effect.Effect<never, StorageUnavailable>) =>
+  Layer.succeed(
+    PetRepository,
+    PetRepository.of({ create: () => failure, findById: () => failure, list: () => failure }),
+  )
+
+describe("failures below the HTTP layer", () => {
+  it("storage unavailable is 503 with Retry-After and the Error body", async () => {
+    const server = await startServer({
+      layer: failingRepository(
+        Effect.fail(new StorageUnavailable({ cause: new Error("disk gone") })),
+      ),
+    })
+    try {
+      for (const response of [
+        await server.api("/pets"),
+        await server.api("/pets", postJson({ name: "Rex", categoryId: 1 })),
+        await server.api("/pets/1"),
+      ]) {
+        const message = await assertError(response, 503, "storage_unavailable")
+        assert.doesNotMatch(message, /disk gone/)
+        assert.equal(response.headers.get("retry-after"), "1")
+      }
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("a defect is 500 with the Error body, logged, and no stack or detail reaches the client", async () => {
+    const server = await startServer({
+      layer: failingRepository(Effect.die(new Error("secret internal detail"))),
+    })
+    try {
+      const response = await server.api("/pets")
+      const message = await assertError(response, 500, "internal_error")
+      assert.doesNotMatch(message, /secret|at |Error/)
+      assert.ok(server.logged.some((line) => line.includes("secret internal detail")))
+      const next = await server.api("/pets/1")
+      await assertError(next, 500, "internal_error")
+    } finally {
+      await server.close()
+    }
+  })
+})
