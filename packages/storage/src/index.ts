@@ -1,7 +1,12 @@
 export * as MemoryPetRepository from "./MemoryPetRepository.js"
+export * as SqlPetRepository from "./SqlPetRepository.js"
+export * as SqlitePetRepository from "./SqlitePetRepository.js"
+export * as PostgresPetRepository from "./PostgresPetRepository.js"
+export type { GroupCommitOptions } from "./group-commit.js"
 export {
   describeStorageChoice,
   parseStorageChoice,
   storageLayer,
   type StorageChoice,
 } from "./storage-selection.js"
+export { explainStorageFailure } from "./storage-failure.js"

@@ -1,14 +1,61 @@
-import { Either, type Layer } from "effect"
-import type { PetRepository } from "@petstore/core"
+import path from "node:path"
+import type { PetRepository, StorageUnavailable } from "@petstore/core"
+import { Either, Redacted, type Layer } from "effect"
 import * as MemoryPetRepository from "./MemoryPetRepository.js"
+import * as PostgresPetRepository from "./PostgresPetRepository.js"
+import * as SqlitePetRepository from "./SqlitePetRepository.js"
 
 /** Which adapter backs the service, as parsed from `PETSTORE_STORAGE`. */
-export type StorageChoice = { readonly kind: "memory" }
+export type StorageChoice =
+  | { readonly kind: "memory" }
+  | { readonly kind: "sqlite"; /** Absolute. */ readonly filename: string }
+  | { readonly kind: "postgres"; readonly url: Redacted.Redacted<string> }
 
-/** Reads a `PETSTORE_STORAGE` value: `memory`. */
+const filePrefix = "file:"
+const postgresProtocols = new Set(["postgres:", "postgresql:"])
+const accepted = '"memory", "file:<path>" or a "postgres://…" URL'
+
+// The text may hold a password: a refusal never echoes it.
+const parsePostgresUrl = (text: string): Either.Either<StorageChoice, string> =>
+  URL.canParse(text)
+    ? Either.right({ kind: "postgres", url: Redacted.make(text) })
+    : Either.left("PETSTORE_STORAGE is not a valid PostgreSQL URL")
+
+/**
+ * Reads a `PETSTORE_STORAGE` value: `memory`, `file:<path>` (an SQLite file; a relative path is
+ * resolved against the working directory) or a `postgres://` / `postgresql://` URL.
+ */
 export const parseStorageChoice = (text: string): Either.Either<StorageChoice, string> => {
   if (text === "memory") return Either.right({ kind: "memory" })
-  return Either.left(`PETSTORE_STORAGE must be "memory"; got ${JSON.stringify(text)}`)
+  if (text.startsWith(filePrefix)) {
+    const file = text.slice(filePrefix.length)
+    return file === ""
+      ? Either.left(`PETSTORE_STORAGE "file:" needs a path, such as file:./data/petstore.db`)
+      : Either.right({ kind: "sqlite", filename: path.resolve(file) })
+  }
+  const protocol = /^[a-z]+:/i.exec(text)?.[0].toLowerCase()
+  if (protocol !== undefined && postgresProtocols.has(protocol)) return parsePostgresUrl(text)
+  // Only a value that is plainly not a URL is echoed: a mistyped one may carry a password.
+  return Either.left(
+    text.includes("@")
+      ? `PETSTORE_STORAGE must be ${accepted}`
+      : `PETSTORE_STORAGE must be ${accepted}; got ${JSON.stringify(text)}`,
+  )
+}
+
+/** `PostgreSQL database "petstore" on db.example:5432 as app`: the URL without its secrets. */
+const describePostgres = (url: Redacted.Redacted<string>): string => {
+  const parsed = new URL(Redacted.value(url))
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""))
+  const user = decodeURIComponent(parsed.username)
+  return [
+    "PostgreSQL",
+    database === "" ? "default database" : `database ${JSON.stringify(database)}`,
+    parsed.host === "" ? "" : `on ${parsed.host}`,
+    user === "" ? "" : `as ${user}`,
+  ]
+    .filter((part) => part !== "")
+    .join(" ")
 }
 
 /** How the start-up log names the storage, without secrets. */
@@ -16,12 +63,22 @@ export const describeStorageChoice = (choice: StorageChoice): string => {
   switch (choice.kind) {
     case "memory":
       return "in-memory (pets are lost when the process exits)"
+    case "sqlite":
+      return `SQLite file ${choice.filename}`
+    case "postgres":
+      return describePostgres(choice.url)
   }
 }
 
-export const storageLayer = (choice: StorageChoice): Layer.Layer<PetRepository> => {
+export const storageLayer = (
+  choice: StorageChoice,
+): Layer.Layer<PetRepository, StorageUnavailable> => {
   switch (choice.kind) {
     case "memory":
       return MemoryPetRepository.layer
+    case "sqlite":
+      return SqlitePetRepository.layer({ filename: choice.filename })
+    case "postgres":
+      return PostgresPetRepository.layer({ url: choice.url })
   }
 }

@@ -1,1 +1,6 @@
 export { repositoryContract } from "./repository-contract.js"
+export {
+  withTemporaryPostgresDatabase,
+  type TemporaryPostgresDatabase,
+} from "./postgres-database.js"
+export { sqliteIntegrityCheck } from "./sqlite-integrity.js"

@@ -86,6 +86,7 @@ export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetReposi
           const repository = yield* PetRepository
           const edges = [
             newPet("x".repeat(255), "sold", Number.MAX_SAFE_INTEGER),
+            newPet("🐕".repeat(255), "pending", 42),
             newPet(
               "Ünïcödé 🐕 名前 'quoted' \"double\" ; DROP TABLE pets",
               "available",

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict"
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
+import { once } from "node:events"
+import { fileURLToPath } from "node:url"
+import { readPets, type PetBody } from "./harness.js"
+
+const appDirectory = fileURLToPath(new URL("..", import.meta.url))
+const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+// Resolved here, so the server may run in any working directory.
+const tsxLoader = import.meta.resolve("tsx")
+
+export const processApiKey = "durability-test-key"
+
+/** The most a test that starts server processes may take before it counts as failed. */
+export const processTestTimeout = 90_000
+
+/** The uid and gid of `nobody`: under root, permission checks only bite an unprivileged process. */
+const unprivileged = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+
+export interface ServerProcessOptions {
+  /** The `PETSTORE_STORAGE` value; unset when undefined. */
+  readonly storage: string | undefined
+  /** The working directory; this package's unless given. */
+  readonly cwd?: string
+  /** Runs the process as `nobody` when the tests run as root, so file permissions apply. */
+  readonly unprivileged?: boolean
+}
+
+export interface ProcessExit {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+/** `main.ts` running as a process of its own. */
+export interface ServerProcess {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly exited: Promise<ProcessExit>
+  readonly stdout: () => string
+  readonly stderr: () => string
+}
+
+/** A server process that has logged the URL it listens on. */
+export interface RunningServer extends ServerProcess {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  /** A request to a path that includes the base path (as a `Link` header gives it), with the API key. */
+  readonly request: (path: string, init?: RequestInit) => Promise<Response>
+  /** A request under `/v1`, with the API key. */
+  readonly api: (path: string, init?: RequestInit) => Promise<Response>
+  /** SIGTERM, then the exit once shutdown is done. */
+  readonly stop: () => Promise<ProcessExit>
+}
+
+const running = new Set<ChildProcessWithoutNullStreams>()
+// A test that fails midway must not leave servers behind.
+process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")))
+
+/** Starts `main.ts` on 127.0.0.1 with an ephemeral port and the given storage. */
+export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
+  const child = spawn(process.execPath, ["--import", tsxLoader, mainPath], {
+    cwd: options.cwd ?? appDirectory,
+    env: {
+      PATH: process.env["PATH"] ?? "",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PETSTORE_BASE_PATH: "/v1",
+      PETSTORE_API_KEYS: processApiKey,
+      ...(options.storage === undefined ? {} : { PETSTORE_STORAGE: options.storage }),
+    },
+    ...(options.unprivileged === true ? unprivileged : {}),
+  })
+  running.add(child)
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = once(child, "exit").then(([code, signal]: Array<unknown>) => {
+    running.delete(child)
+    return {
+      code: typeof code === "number" ? code : null,
+      signal: typeof signal === "string" ? signal : null,
+    }
+  })
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+const listeningUrl = /"message":"petstore listening","url":"(http:\/\/[^"/]+)\/v1"/
+
+/** Starts the server and resolves once it listens; rejects with its output if it exits first. */
+export const startServerProcess = async (options: ServerProcessOptions): Promise<RunningServer> => {
+  const server = spawnServer(options)
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not listening after 20 s:\n${server.stderr()}`)),
+      20_000,
+    )
+    server.child.stdout.on("data", () => {
+      const url = listeningUrl.exec(server.stdout())?.[1]
+      if (url === undefined) return
+      clearTimeout(timer)
+      resolve(url)
+    })
+    void server.exited.then((exit) => {
+      clearTimeout(timer)
+      reject(new Error(`exited (${JSON.stringify(exit)}) before listening:\n${server.stderr()}`))
+    })
+  })
+  const request = (path: string, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers)
+    headers.set("Authorization", `Bearer ${processApiKey}`)
+    return fetch(`${origin}${path}`, { ...init, headers })
+  }
+  return {
+    ...server,
+    origin,
+    request,
+    api: (path, init) => request(`/v1${path}`, init),
+    stop: async () => {
+      server.child.kill("SIGTERM")
+      return server.exited
+    },
+  }
+}
+
+/** The target of a `Link: <…>; rel="next"` header. */
+export const nextLink = (response: Response): string => {
+  const link = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("Link") ?? "")?.[1]
+  assert.ok(link !== undefined, `no rel="next" link in ${response.headers.get("Link")}`)
+  return link
+}
+
+/** Every pet a listing holds, following `rel="next"` links from `path` (e.g. `/v1/pets?limit=100`). */
+export const listEveryPet = async (
+  server: RunningServer,
+  path: string,
+): Promise<ReadonlyArray<PetBody>> => {
+  const pets: Array<PetBody> = []
+  for (let next: string | undefined = path; next !== undefined;) {
+    const response = await server.request(next)
+    assert.equal(response.status, 200)
+    next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get("Link") ?? "")?.[1]
+    pets.push(...(await readPets(response)))
+  }
+  return pets
+}

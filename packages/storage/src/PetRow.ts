@@ -1,0 +1,45 @@
+import { Pet, PetStatus } from "@petstore/core"
+import { ParseResult, Schema } from "effect"
+
+const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
+const integerText = /^-?[0-9]+$/
+
+const exactNumber = (value: bigint | string | number): number | undefined => {
+  if (typeof value === "number") return Number.isSafeInteger(value) ? value : undefined
+  if (typeof value === "string" && !integerText.test(value)) return undefined
+  const integer = BigInt(value)
+  return integer >= -maxSafe && integer <= maxSafe ? Number(integer) : undefined
+}
+
+/**
+ * An int64 column as a driver returns it: a bigint (SQLite with safe integers), decimal text
+ * (PostgreSQL's int8) or a number. It decodes only when a JavaScript number holds it exactly, so
+ * an id beyond ±(2^53 − 1) is refused rather than rounded.
+ */
+export const SafeIntegerFromColumn = Schema.transformOrFail(
+  Schema.Union(Schema.BigIntFromSelf, Schema.String, Schema.Number),
+  Schema.Number,
+  {
+    strict: true,
+    decode: (value, _, ast) => {
+      const exact = exactNumber(value)
+      return exact === undefined
+        ? ParseResult.fail(
+            new ParseResult.Type(ast, value, "is not an integer a JSON number carries exactly"),
+          )
+        : ParseResult.succeed(exact)
+    },
+    encode: (value) => ParseResult.succeed(value),
+  },
+)
+
+/** A row of `pets` as the repository selects it (`category_id AS "categoryId"`). */
+export const PetRow = Schema.Struct({
+  id: SafeIntegerFromColumn,
+  name: Schema.String,
+  categoryId: SafeIntegerFromColumn,
+  status: Schema.optionalWith(PetStatus, { exact: true, nullable: true }),
+})
+
+/** Decodes a selected row into the core `Pet`, checking every field. */
+export const PetFromRow = Schema.compose(PetRow, Pet)

@@ -1,0 +1,63 @@
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+
+/** Where the applied migrations are recorded; named for this service so a shared database can hold others. */
+const migrationsTable = "petstore_migrations"
+
+const createPets = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  // Both engines assign ids, never above 2^53 − 1, and never hand out an id twice (SQLite's
+  // AUTOINCREMENT, a PostgreSQL identity): the sequence keeps going even after a delete.
+  yield* sql.onDialectOrElse({
+    pg: () => sql`
+      CREATE TABLE pets (
+        id BIGINT GENERATED ALWAYS AS IDENTITY (MAXVALUE 9007199254740991) PRIMARY KEY,
+        name TEXT NOT NULL,
+        category_id BIGINT NOT NULL
+          CHECK (category_id BETWEEN -9007199254740991 AND 9007199254740991),
+        status TEXT CHECK (status IN ('available', 'pending', 'sold'))
+      )`,
+    orElse: () => sql`
+      CREATE TABLE pets (
+        id INTEGER PRIMARY KEY AUTOINCREMENT CHECK (id BETWEEN 1 AND 9007199254740991),
+        name TEXT NOT NULL,
+        category_id INTEGER NOT NULL
+          CHECK (category_id BETWEEN -9007199254740991 AND 9007199254740991),
+        status TEXT CHECK (status IN ('available', 'pending', 'sold'))
+      ) STRICT`,
+  })
+  // With the primary key this makes both listings O(limit): `WHERE id > ? ORDER BY id` walks
+  // the key, `WHERE status = ? AND id > ? ORDER BY id` walks this index.
+  yield* sql`CREATE INDEX pets_status_id ON pets (status, id)`
+})
+
+const migrations = Migrator.fromRecord({ "1_create_pets": createPets })
+
+const runMigrations = Migrator.make({})({ loader: migrations, table: migrationsTable })
+
+/**
+ * Brings the schema up to date. On PostgreSQL several processes may start at once on one
+ * database: they take turns under a transaction-scoped advisory lock, and the migrations table
+ * is created first so the Migrator never probes for a missing table inside that transaction
+ * (a failed statement would abort it).
+ */
+export const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.onDialectOrElse({
+    pg: () =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtext(${migrationsTable}))`
+          yield* sql`
+            CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+              migration_id integer PRIMARY KEY,
+              created_at timestamp with time zone NOT NULL DEFAULT now(),
+              name text NOT NULL
+            )`
+          return yield* runMigrations
+        }),
+      ),
+    orElse: () => runMigrations,
+  })
+})

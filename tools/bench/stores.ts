@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import path from "node:path"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import type { PetRepository, StorageUnavailable } from "@petstore/core"
+import {
+  PostgresPetRepository,
+  SqlitePetRepository,
+  type GroupCommitOptions,
+} from "@petstore/storage"
+import { Effect, Redacted, type Layer, type Scope } from "effect"
+
+/** A store made for one benchmark run, removed by `dispose`. */
+export interface BenchStore {
+  readonly engine: "SQLite" | "PostgreSQL"
+  readonly layer: (
+    groupCommit?: Partial<GroupCommitOptions>,
+  ) => Layer.Layer<PetRepository, StorageUnavailable>
+  /** Runs SQL on the store beside the repository (for seeding and query plans). */
+  readonly run: <A>(use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => Promise<A>
+  readonly dispose: () => Promise<void>
+}
+
+const withClient =
+  (client: Effect.Effect<SqlClient.SqlClient, unknown, Scope.Scope | Reactivity.Reactivity>) =>
+  <A>(use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(
+          Effect.provideServiceEffect(client, Reactivity.Reactivity, Reactivity.make),
+          use,
+        ),
+      ).pipe(Effect.orDie),
+    )
+
+export const sqliteStore = (): BenchStore => {
+  const directory = mkdtempSync(path.join(tmpdir(), "petstore-bench-"))
+  const filename = path.join(directory, "bench.db")
+  return {
+    engine: "SQLite",
+    layer: (groupCommit = {}) => SqlitePetRepository.layer({ filename, groupCommit }),
+    run: withClient(SqliteClient.make({ filename })),
+    dispose: async () => rmSync(directory, { recursive: true, force: true }),
+  }
+}
+
+const adminUrl =
+  process.env["PETSTORE_BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres"
+const runAdmin = (statement: string) =>
+  withClient(PgClient.make({ url: Redacted.make(adminUrl) }))((sql) => sql.unsafe(statement))
+
+let databases = 0
+
+export const postgresStore = async (): Promise<BenchStore> => {
+  const name = `petstore_bench_${process.pid}_${++databases}`
+  await runAdmin(`CREATE DATABASE "${name}"`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    engine: "PostgreSQL",
+    layer: (groupCommit = {}) => PostgresPetRepository.layer({ url: url.toString(), groupCommit }),
+    run: withClient(PgClient.make({ url: Redacted.make(url.toString()) })),
+    dispose: async () => {
+      await runAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    },
+  }
+}
+
+/** Creates the schema, by opening the repository once. */
+export const migrate = (store: BenchStore) =>
+  Effect.runPromise(Effect.provide(Effect.void, store.layer()).pipe(Effect.orDie))
