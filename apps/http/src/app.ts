@@ -3,6 +3,11 @@ import { bearerAuth, type AuthState } from "./middleware/auth.js"
 import { deprecation } from "./middleware/deprecation.js"
 import { errorHandler } from "./middleware/error-handler.js"
 import { silentLogger, type Logger } from "./logger.js"
+import { openApiDocument } from "./openapi/openapi-document.js"
+import { openApiRoutes } from "./openapi/openapi-routes.js"
+import type { ApiServer } from "./openapi/openapi-types.js"
+import { sameOriginServers } from "./openapi/servers.js"
+import { docsRoutes } from "./routes/docs.js"
 import { healthRoutes } from "./routes/health.js"
 import { petRoutes, type PetRuntime } from "./routes/pets.js"
 
@@ -14,6 +19,8 @@ export interface AppOptions {
   /** Where the versioned API is mounted; `/v1` unless given. */
   readonly basePath?: string
   readonly logger?: Logger
+  /** The base URLs `{basePath}/openapi.json` names; unless given, the server serving it. */
+  readonly servers?: ReadonlyArray<ApiServer>
 }
 
 /** `GET /pets/{petId}` is deprecated: to be removed on 5 December 2030. */
@@ -39,21 +46,21 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
   const requireKey = bearerAuth(options.apiKeys)
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/pets/[^/]+/?$`)
 
+  const document = openApiDocument({
+    basePath,
+    servers: options.servers ?? sameOriginServers(basePath),
+    getPetDeprecation,
+  })
+  const publicRouters = [healthRoutes(), openApiRoutes(basePath, document), docsRoutes(basePath)]
+  const isGetPet = (ctx: Context) =>
+    (ctx.method === "GET" || ctx.method === "HEAD") && getPetPath.test(ctx.path)
+
   app.use(errorHandler(logger))
-  // Public routes: no API key needed.
-  const health = healthRoutes()
-  app.use(health.routes())
-  app.use(health.allowedMethods())
-  app.use(
-    deprecation(
-      (ctx: Context) =>
-        (ctx.method === "GET" || ctx.method === "HEAD") && getPetPath.test(ctx.path),
-      {
-        ...getPetDeprecation,
-        successor: `${basePath}/pets`,
-      },
-    ),
-  )
+  for (const router of publicRouters) {
+    app.use(router.routes())
+    app.use(router.allowedMethods())
+  }
+  app.use(deprecation(isGetPet, { ...getPetDeprecation, successor: `${basePath}/pets` }))
   app.use(async (ctx, next) => (isUnder(basePath, ctx.path) ? requireKey(ctx, next) : next()))
   app.use(pets.routes())
   app.use(pets.allowedMethods())

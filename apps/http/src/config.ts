@@ -8,6 +8,10 @@ export interface ServerConfig {
   /** Empty when none is configured: the server then generates one for the run. */
   readonly apiKeys: ReadonlyArray<string>
   readonly storage: StorageChoice
+  /** The production base URL the OpenAPI document names (`PETSTORE_PUBLIC_URL`). */
+  readonly publicUrl: string
+  /** The staging base URL the OpenAPI document names (`PETSTORE_STAGING_URL`). */
+  readonly stagingUrl: string
 }
 
 type Environment = Readonly<Record<string, string | undefined>>
@@ -46,21 +50,54 @@ const readApiKeys = (text: string | undefined): Either.Either<ReadonlyArray<stri
       )
 }
 
+/** An absolute http(s) URL whose path ends in the base path; `undefined` when not set. */
+const readServerUrl = (
+  name: string,
+  text: string | undefined,
+  basePath: Either.Either<string, string>,
+): Either.Either<string | undefined, string> => {
+  if (text === undefined || text === "") return Either.right(undefined)
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  if (
+    url === undefined ||
+    !/^https?:$/.test(url.protocol) ||
+    url.search !== "" ||
+    url.hash !== ""
+  ) {
+    return Either.left(
+      `${name} must be an http or https URL such as https://api.example.com/v1; got ${JSON.stringify(text)}`,
+    )
+  }
+  const suffix = Either.getOrElse(basePath, () => "")
+  return url.pathname.replace(/\/+$/, "").endsWith(suffix)
+    ? Either.right(text.replace(/\/+$/, ""))
+    : Either.left(`${name} must end in the base path ${suffix}; got ${JSON.stringify(text)}`)
+}
+
+const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
 /** The server's settings from environment variables, or every problem found with them. */
 export const readConfig = (
   env: Environment,
 ): Either.Either<ServerConfig, ReadonlyArray<string>> => {
+  const basePath = readBasePath(env["PETSTORE_BASE_PATH"])
   const settings = {
     port: readPort(env["PORT"]),
-    basePath: readBasePath(env["PETSTORE_BASE_PATH"]),
+    basePath,
     apiKeys: readApiKeys(env["PETSTORE_API_KEYS"]),
-    storage: parseStorageChoice(env["PETSTORE_STORAGE"] || "memory"),
+    publicUrl: readServerUrl("PETSTORE_PUBLIC_URL", env["PETSTORE_PUBLIC_URL"], basePath),
+    stagingUrl: readServerUrl("PETSTORE_STAGING_URL", env["PETSTORE_STAGING_URL"], basePath),
+    storage: parseStorageChoice(env["PETSTORE_STORAGE"] || "file:./data/petstore.db"),
   }
   const problems = Object.values(settings).flatMap((setting: Either.Either<unknown, string>) =>
     Either.isLeft(setting) ? [setting.left] : [],
   )
   return Either.mapBoth(Either.all(settings), {
     onLeft: () => problems,
-    onRight: (valid) => ({ host: env["HOST"] || "127.0.0.1", ...valid }),
+    onRight: ({ publicUrl, stagingUrl, ...valid }) => {
+      const host = env["HOST"] || "127.0.0.1"
+      const production = publicUrl ?? `http://${urlHost(host)}:${valid.port}${valid.basePath}`
+      return { host, ...valid, publicUrl: production, stagingUrl: stagingUrl ?? production }
+    },
   })
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto"
-import { describeStorageChoice, storageLayer } from "@petstore/storage"
-import { Cause, Effect, Either, Exit, ManagedRuntime } from "effect"
+import { describeStorageChoice, explainStorageFailure, storageLayer } from "@petstore/storage"
+import { Effect, Either, Exit, ManagedRuntime } from "effect"
 import { createApp } from "./app.js"
 import { readConfig } from "./config.js"
 import { jsonLinesLogger as logger } from "./logger.js"
+import { apiServers } from "./openapi/servers.js"
 import { closeGracefully, createAppServer, listen } from "./server.js"
 
 /** How long shutdown waits for in-flight requests before cutting their connections. */
@@ -41,13 +42,15 @@ const main = async () => {
 
   const runtime = ManagedRuntime.make(storageLayer(config.storage))
   const opened = await Effect.runPromiseExit(runtime.runtimeEffect)
-  if (Exit.isFailure(opened)) {
-    fail(
-      `cannot open storage ${describeStorageChoice(config.storage)}: ${Cause.pretty(opened.cause)}`,
-    )
-  }
+  if (Exit.isFailure(opened)) fail(explainStorageFailure(config.storage, opened.cause))
 
-  const app = createApp({ runtime, apiKeys, basePath: config.basePath, logger })
+  const app = createApp({
+    runtime,
+    apiKeys,
+    basePath: config.basePath,
+    logger,
+    servers: apiServers(config),
+  })
   const server = createAppServer(app.callback())
   const port = await listen(server, config.port, config.host).catch((error: unknown) =>
     fail(

@@ -32,13 +32,28 @@ export const CategoryId = Schema.Int.pipe(
 )
 export type CategoryId = typeof CategoryId.Type
 
+const loneSurrogate = /\p{Surrogate}/u
+
+/**
+ * 1 to 255 Unicode characters (code points, as JSON Schema counts them). U+0000 and unpaired
+ * surrogates are refused: no store keeps them faithfully (PostgreSQL refuses U+0000, UTF-8
+ * cannot encode a lone surrogate), and a name must read back exactly as it was written.
+ */
 export const PetName = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(255),
+  Schema.filter(
+    (name) => {
+      const length = [...name].length
+      return length >= 1 && length <= 255 && !name.includes("\u0000") && !loneSurrogate.test(name)
+    },
+    { jsonSchema: { minLength: 1, maxLength: 255, pattern: "^[^\\u0000]*$" } },
+  ),
   Schema.annotations({
     identifier: "PetName",
-    description: "The animal's name: 1 to 255 characters.",
-    message: () => ({ message: "must be a string of 1 to 255 characters", override: true }),
+    description: "The animal's name: 1 to 255 Unicode characters, without U+0000.",
+    message: () => ({
+      message: "must be a string of 1 to 255 Unicode characters, without U+0000",
+      override: true,
+    }),
   }),
 )
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Either, Schema } from "effect"
-import { CategoryId, NewPet, PetId, PetStatus } from "../src/index.js"
+import { CategoryId, NewPet, PetId, PetName, PetStatus } from "../src/index.js"
 
 const accepts = <A, I>(schema: Schema.Schema<A, I>, value: unknown) =>
   Either.isRight(Schema.decodeUnknownEither(schema)(value))
@@ -58,5 +58,21 @@ describe("NewPet", () => {
   it("drops properties it does not define", () => {
     const decoded = Schema.decodeUnknownSync(NewPet)({ name: "Rex", categoryId: 1, id: 9, x: 1 })
     assert.deepEqual(Object.keys(decoded).sort(), ["categoryId", "name"])
+  })
+})
+
+describe("PetName", () => {
+  it("counts Unicode characters, not UTF-16 code units", () => {
+    assert.ok(accepts(PetName, "🐕".repeat(255)))
+    assert.equal(accepts(PetName, "🐕".repeat(256)), false)
+    assert.ok(accepts(PetName, "x".repeat(255)))
+    assert.equal(accepts(PetName, "x".repeat(256)), false)
+  })
+
+  it("refuses U+0000 and unpaired surrogates, which no store keeps faithfully", () => {
+    assert.equal(accepts(PetName, "Rex\u0000"), false)
+    assert.equal(accepts(PetName, "Rex\ud800"), false)
+    assert.equal(accepts(PetName, "\udc00Rex"), false)
+    assert.ok(accepts(PetName, "Rex \u00e9\t\n"))
   })
 })
