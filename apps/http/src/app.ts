@@ -1,4 +1,5 @@
 import Koa, { type Context } from "koa"
+import { escapeRegExp } from "./escape-regexp.js"
 import { bearerAuth, type AuthState } from "./middleware/auth.js"
 import { deprecation } from "./middleware/deprecation.js"
 import { errorHandler } from "./middleware/error-handler.js"
@@ -44,7 +45,7 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
 
   const pets = petRoutes(options.runtime, basePath)
   const requireKey = bearerAuth(options.apiKeys)
-  const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/pets/[^/]+/?$`)
+  const getPetPath = new RegExp(`^${escapeRegExp(basePath)}/pets/[^/]+/?$`)
 
   const document = openApiDocument({
     basePath,

@@ -16,10 +16,8 @@ const describeIssues = (error: ParseResult.ParseError): string => {
  * Decodes request input with a schema; a failure becomes a 400 whose message names each
  * offending field. `onExcessProperty: "ignore"` drops unknown properties instead of refusing.
  */
-export const decodeRequest =
-  <A, I>(schema: Schema.Schema<A, I>, code: string) =>
-  (input: unknown): Either.Either<A, ApiError> =>
-    Either.mapLeft(
-      Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input),
-      (error) => apiError(400, code, describeIssues(error)),
-    )
+export const decodeRequest = <A, I>(schema: Schema.Schema<A, I>, code: string) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })
+  return (input: unknown): Either.Either<A, ApiError> =>
+    Either.mapLeft(decode(input), (error) => apiError(400, code, describeIssues(error)))
+}

@@ -89,12 +89,13 @@ const postBody = (body: string | Uint8Array, headers: Record<string, string>): C
 })
 
 const documentedNames = new Set((listPets.operation.parameters ?? []).map(({ name }) => name))
-const unknownParameters = fc.array(
+// Each name once: a parameter given twice is refused, whatever its name.
+const unknownParameters = fc.uniqueArray(
   fc.tuple(
     fc.string({ minLength: 1, maxLength: 8 }).filter((name) => !documentedNames.has(name)),
     fc.string({ maxLength: 8 }),
   ),
-  { maxLength: 2 },
+  { maxLength: 2, selector: ([name]) => name },
 )
 
 // A cursor is opaque: the valid ones are those `Link` hands out, which the valid-listing

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
 import {
+  apiKey,
   assertError,
   postJson,
   rawRequest,
@@ -158,7 +159,7 @@ describe("POST /pets (createPet)", () => {
     }
     const noType = await rawRequest(
       server.origin,
-      "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-key-0123456789\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
     )
     assert.match(noType, /^HTTP\/1\.1 415 /)
   })

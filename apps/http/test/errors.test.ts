@@ -2,7 +2,14 @@ import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
 import { PetRepository, StorageUnavailable } from "@petstore/core"
 import { Effect, Layer } from "effect"
-import { assertError, postJson, rawRequest, startServer, type TestServer } from "./harness.js"
+import {
+  apiKey,
+  assertError,
+  postJson,
+  rawRequest,
+  startServer,
+  type TestServer,
+} from "./harness.js"
 
 describe("errors the router and Node produce", () => {
   let server: TestServer
@@ -36,7 +43,7 @@ describe("errors the router and Node produce", () => {
   it("a method the router has no routes for at all is 405 too, not 501", async () => {
     const answer = await rawRequest(
       server.origin,
-      "PROPFIND /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer test-key-0123456789\r\nConnection: close\r\n\r\n",
+      `PROPFIND /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`,
     )
     assert.match(answer, /^HTTP\/1\.1 405 /)
     assert.match(answer, /"code":"method_not_allowed"/)

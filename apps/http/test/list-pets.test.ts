@@ -1,6 +1,7 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
 import {
+  apiKey,
   assertError,
   postJson,
   readPet,
@@ -19,7 +20,7 @@ const followNextLinks = async (server: TestServer, path: string) => {
   let next: string | undefined = `${server.basePath}${path}`
   while (next !== undefined) {
     const response: Response = await fetch(`${server.origin}${next}`, {
-      headers: { Authorization: "Bearer test-key-0123456789" },
+      headers: { Authorization: `Bearer ${apiKey}` },
     })
     assert.equal(response.status, 200)
     const page = await readPets(response)

@@ -1,5 +1,6 @@
 import { storageRetryAfterSeconds } from "../error-mapping.js"
 import type { Header, Reference } from "./openapi-types.js"
+import { escapeRegExp } from "../escape-regexp.js"
 
 /** When a deprecated operation stopped being recommended and when it goes away. */
 export interface DeprecationDates {
@@ -11,8 +12,6 @@ export interface HeaderInput {
   readonly basePath: string
   readonly getPetDeprecation: DeprecationDates
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** Headers several responses carry, as `components.headers`. */
 export const headerComponents = ({ basePath, getPetDeprecation }: HeaderInput) =>

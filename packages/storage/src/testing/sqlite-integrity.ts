@@ -3,7 +3,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Effect } from "effect"
 
 /**
- * Runs SQLite's `PRAGMA integrity_check` on a database file (recovering its WAL first, as any
+ * Runs SQLite's `PRAGMA integrity_check` on a database file (recovering its WAL first, as every
  * connection does) and returns what it reports: `["ok"]` for a sound file.
  */
 export const sqliteIntegrityCheck = (filename: string): Promise<ReadonlyArray<string>> =>
