@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs, promisify } from "node:util"
-import { CategoryId, NewPet, PetRepository, type StorageUnavailable } from "@petstore/core"
+import { CategoryId, Limit, NewPet, PetRepository, type StorageUnavailable } from "@petstore/core"
 import {
   closeGracefully,
   createApp,
@@ -42,7 +42,11 @@ const modes: ReadonlyArray<Mode> = [
 ]
 
 const pet = NewPet.make({ name: "Rex", categoryId: CategoryId.make(1), status: "sold" })
-const soldPage = { status: Option.some("sold" as const), afterId: Option.none(), limit: 100 }
+const soldPage = {
+  status: Option.some("sold" as const),
+  afterId: Option.none(),
+  limit: Limit.make(100),
+}
 
 const now = Effect.sync(() => performance.now())
 

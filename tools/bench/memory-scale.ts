@@ -4,13 +4,13 @@
  *
  *   npm run memory-scale -w @petstore/bench
  */
-import { CategoryId, NewPet, PetRepository, type Pet, type PetStatus } from "@petstore/core"
+import { CategoryId, Limit, NewPet, PetRepository, type Pet, type PetStatus } from "@petstore/core"
 import { MemoryPetRepository } from "@petstore/storage"
 import { Effect, Option } from "effect"
 import { percentile, table } from "./statistics.js"
 
 const statuses: ReadonlyArray<PetStatus> = ["available", "pending", "sold", "sold"]
-const pageSize = 100
+const pageSize = Limit.make(100)
 const timedPages = 2000
 
 type ListPage = (afterId: Pet["id"] | undefined) => ReadonlyArray<Pet>
@@ -55,11 +55,14 @@ for (const size of [1_000, 1_000_000]) {
   const { repository, pets } = seeded(size)
   const adapter = timePages((afterId) =>
     Effect.runSync(
-      repository.list({
-        status: Option.some("sold"),
-        afterId: Option.fromNullable(afterId),
-        limit: pageSize,
-      }),
+      Effect.map(
+        repository.list({
+          status: Option.some("sold"),
+          afterId: Option.fromNullable(afterId),
+          limit: pageSize,
+        }),
+        (page) => page.pets,
+      ),
     ),
   )
   const baseline = timePages((afterId) =>

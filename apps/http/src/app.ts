@@ -1,16 +1,16 @@
-import Koa, { type Context } from "koa"
-import { escapeRegExp } from "./escape-regexp.js"
+import Koa from "koa"
+import { createRouter, registerOperations, unrouted } from "./api/api-router.js"
+import type { Operation, PetRuntime } from "./api/operation.js"
+import { petOperations } from "./api/pet-operations.js"
 import { bearerAuth, type AuthState } from "./middleware/auth.js"
-import { deprecation } from "./middleware/deprecation.js"
 import { errorHandler } from "./middleware/error-handler.js"
 import { silentLogger, type Logger } from "./logger.js"
 import { openApiDocument } from "./openapi/openapi-document.js"
-import { openApiRoutes } from "./openapi/openapi-routes.js"
+import { registerOpenApiRoutes } from "./openapi/openapi-routes.js"
 import type { ApiServer } from "./openapi/openapi-types.js"
 import { sameOriginServers } from "./openapi/servers.js"
-import { docsRoutes } from "./routes/docs.js"
-import { healthRoutes } from "./routes/health.js"
-import { petRoutes, type PetRuntime } from "./routes/pets.js"
+import { registerDocsRoutes } from "./routes/docs.js"
+import { registerHealthRoutes } from "./routes/health.js"
 
 export interface AppOptions {
   /** Provides the `PetRepository` the use cases run against; the caller owns its lifetime. */
@@ -22,48 +22,42 @@ export interface AppOptions {
   readonly logger?: Logger
   /** The base URLs `{basePath}/openapi.json` names; unless given, the server serving it. */
   readonly servers?: ReadonlyArray<ApiServer>
+  /** The operations served; the Petstore's three unless given. */
+  readonly operations?: ReadonlyArray<Operation>
 }
-
-/** `GET /pets/{petId}` is deprecated: to be removed on 5 December 2030. */
-export const getPetDeprecation = {
-  since: new Date("2026-11-22T00:00:00Z"),
-  sunset: new Date("2030-12-05T00:00:00Z"),
-}
-
-const isUnder = (basePath: string, path: string) =>
-  basePath === "" || path === basePath || path.startsWith(`${basePath}/`)
 
 /**
  * The Petstore API as a Koa application. It neither listens nor reads the environment:
  * serve it with `http.createServer(app.callback())`.
+ *
+ * Every path is decided by one router (exact, case-sensitive). Public routes (`/healthz`,
+ * `/docs`, `{basePath}/openapi.json`) need no key; every operation that needs one checks it in
+ * its own route, and any path the router does not know needs a key before it is answered 404.
  */
 export const createApp = (options: AppOptions): Koa<AuthState> => {
   const basePath = options.basePath ?? "/v1"
   const logger = options.logger ?? silentLogger
+  const operations = options.operations ?? petOperations
   const app = new Koa<AuthState>()
   app.silent = true
 
-  const pets = petRoutes(options.runtime, basePath)
   const requireKey = bearerAuth(options.apiKeys)
-  const getPetPath = new RegExp(`^${escapeRegExp(basePath)}/pets/[^/]+/?$`)
-
+  const router = createRouter()
   const document = openApiDocument({
     basePath,
     servers: options.servers ?? sameOriginServers(basePath),
-    getPetDeprecation,
+    operations,
   })
-  const publicRouters = [healthRoutes(), openApiRoutes(basePath, document), docsRoutes(basePath)]
-  const isGetPet = (ctx: Context) =>
-    (ctx.method === "GET" || ctx.method === "HEAD") && getPetPath.test(ctx.path)
+  registerHealthRoutes(router)
+  registerOpenApiRoutes(router, basePath, document)
+  registerDocsRoutes(router, basePath)
+  registerOperations(router, operations, { runtime: options.runtime, logger, basePath }, requireKey)
+  const protectedRoutes = new Set(
+    operations.filter((operation) => operation.requiresKey).map((operation) => operation.id),
+  )
 
   app.use(errorHandler(logger))
-  for (const router of publicRouters) {
-    app.use(router.routes())
-    app.use(router.allowedMethods())
-  }
-  app.use(deprecation(isGetPet, { ...getPetDeprecation, successor: `${basePath}/pets` }))
-  app.use(async (ctx, next) => (isUnder(basePath, ctx.path) ? requireKey(ctx, next) : next()))
-  app.use(pets.routes())
-  app.use(pets.allowedMethods())
+  app.use(router.routes())
+  app.use(unrouted(protectedRoutes, requireKey))
   return app
 }

@@ -1,5 +1,6 @@
 import { Either, ParseResult, Schema } from "effect"
 import { apiError, type ApiError } from "./api-error.js"
+import type { ErrorCode } from "./api/error-catalogue.js"
 
 /** "name is missing; categoryId must be an integer …": the first issue of each field. */
 const describeIssues = (error: ParseResult.ParseError): string => {
@@ -16,8 +17,8 @@ const describeIssues = (error: ParseResult.ParseError): string => {
  * Decodes request input with a schema; a failure becomes a 400 whose message names each
  * offending field. `onExcessProperty: "ignore"` drops unknown properties instead of refusing.
  */
-export const decodeRequest = <A, I>(schema: Schema.Schema<A, I>, code: string) => {
+export const decodeRequest = <A, I>(schema: Schema.Schema<A, I>, code: ErrorCode) => {
   const decode = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })
   return (input: unknown): Either.Either<A, ApiError> =>
-    Either.mapLeft(decode(input), (error) => apiError(400, code, describeIssues(error)))
+    Either.mapLeft(decode(input), (error) => apiError(code, describeIssues(error)))
 }

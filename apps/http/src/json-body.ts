@@ -2,17 +2,14 @@ import { Either } from "effect"
 import type { Context } from "koa"
 import getRawBody from "raw-body"
 import { apiError, type ApiError } from "./api-error.js"
-
-/** The largest request body accepted, in bytes. */
-export const maxBodyBytes = 1024 * 1024
+import { maxBodyBytes } from "./api/limits.js"
 
 const bodyRequired = apiError(
-  400,
   "invalid_body",
   'a JSON object body is required, for example {"name": "Rex", "categoryId": 1}',
 )
-const tooLarge = apiError(413, "payload_too_large", `the body exceeds ${maxBodyBytes} bytes`)
-const unsupported = (message: string) => apiError(415, "unsupported_media_type", message)
+const tooLarge = apiError("payload_too_large", `the body exceeds ${maxBodyBytes} bytes`)
+const unsupported = (message: string) => apiError("unsupported_media_type", message)
 
 /** The ApiError for a raw-body failure the client caused, by raw-body's `type`. */
 const readFailure = (error: unknown): ApiError | undefined => {
@@ -22,7 +19,7 @@ const readFailure = (error: unknown): ApiError | undefined => {
     case "entity.too.large":
       return tooLarge
     case "request.size.invalid":
-      return apiError(400, "invalid_body", "the body is shorter than its Content-Length")
+      return apiError("invalid_body", "the body is shorter than its Content-Length")
     default:
       return undefined
   }
@@ -74,6 +71,6 @@ export const readJsonBody = async (ctx: Context): Promise<Either.Either<unknown,
     return Either.right(value)
   } catch (error) {
     const reason = error instanceof SyntaxError ? error.message : "it could not be parsed"
-    return Either.left(apiError(400, "invalid_json", `the body is not valid JSON: ${reason}`))
+    return Either.left(apiError("invalid_json", `the body is not valid JSON: ${reason}`))
   }
 }

@@ -5,10 +5,13 @@ import { createApp } from "./app.js"
 import { readConfig } from "./config.js"
 import { jsonLinesLogger as logger } from "./logger.js"
 import { apiServers } from "./openapi/servers.js"
-import { closeGracefully, createAppServer, listen } from "./server.js"
+import { createAppServer, listen } from "./server.js"
+import { shutdown } from "./shutdown.js"
 
 /** How long shutdown waits for in-flight requests before cutting their connections. */
 const shutdownGraceMs = 10_000
+/** How long closing the storage may take after that, before the process exits anyway. */
+const disposeDeadlineMs = 5_000
 
 const fail = (message: string): never => {
   process.stderr.write(`petstore: ${message}\n`)
@@ -40,7 +43,9 @@ const main = async () => {
   )
   const apiKeys = config.apiKeys.length > 0 ? config.apiKeys : [generatedKey()]
 
-  const runtime = ManagedRuntime.make(storageLayer(config.storage))
+  const runtime = ManagedRuntime.make(
+    storageLayer(config.storage, { idempotencyTtl: config.idempotencyTtl }),
+  )
   const opened = await Effect.runPromiseExit(runtime.runtimeEffect)
   if (Exit.isFailure(opened)) fail(explainStorageFailure(config.storage, opened.cause))
 
@@ -64,14 +69,23 @@ const main = async () => {
   })
 
   let stopping = false
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.error("second signal: exiting without finishing shutdown", { signal })
+      process.exit(1)
+    }
     stopping = true
     logger.info("shutting down", { signal })
-    await closeGracefully(server, shutdownGraceMs)
-    await runtime.dispose()
-    logger.info("stopped")
-    process.exit(0)
+    void shutdown({
+      server,
+      runtime,
+      logger,
+      graceMs: shutdownGraceMs,
+      disposeMs: disposeDeadlineMs,
+    }).then((code) => {
+      if (code === 0) logger.info("stopped")
+      process.exit(code)
+    })
   }
   process.on("SIGTERM", stop)
   process.on("SIGINT", stop)

@@ -65,6 +65,20 @@ describe("the typed client against a real server", () => {
     assert.equal(response.headers.get("link"), '</v1/pets>; rel="successor-version"')
   })
 
+  it("createPet with an Idempotency-Key: a retry replays the first answer", async () => {
+    const send = () =>
+      client.POST("/pets", {
+        params: { header: { "Idempotency-Key": '"client-retry-1"' } },
+        body: { name: "Retried", categoryId: 7 },
+      })
+    const first = await send()
+    const retry = await send()
+    assert.equal(first.response.status, 201)
+    assert.equal(retry.response.status, 201)
+    assert.equal(retry.response.headers.get("idempotent-replayed"), "true")
+    assert.deepEqual(retry.data, first.data)
+  })
+
   it("types the Error body of a refusal", async () => {
     const { error, response } = await client.GET("/pets/{petId}", {
       params: { path: { petId: 999_999 } },

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { Either } from "effect"
-import { readConfig } from "../src/config.js"
+import { resolve } from "node:path"
+import { Duration, Either, Option } from "effect"
+import { bearerTokenPattern, readConfig, settings } from "../src/config.js"
 
 const problemsOf = (env: Record<string, string>) =>
   Either.match(readConfig(env), { onLeft: (problems) => problems.join("\n"), onRight: () => "" })
@@ -44,8 +45,88 @@ describe("readConfig", () => {
     assert.match(problems, /PETSTORE_STORAGE/)
   })
 
+  it("names problems of the server URLs together with the others", () => {
+    const problems = problemsOf({
+      PORT: "http",
+      PETSTORE_PUBLIC_URL: "https://pets.example.com/v2",
+      PETSTORE_STAGING_URL: "https://staging.example.com/v3",
+    })
+    assert.deepEqual(
+      problems.split("\n").map((problem) => problem.split(" ")[0]),
+      ["PORT", "PETSTORE_PUBLIC_URL", "PETSTORE_STAGING_URL"],
+    )
+  })
+
+  it("keeps pets in ./data/petstore.db by default", () => {
+    const config = Either.getOrThrow(readConfig({}))
+    assert.deepEqual(config.storage, { kind: "sqlite", filename: resolve("data/petstore.db") })
+  })
+
+  it("reads only the record it is given, never process.env", () => {
+    const saved = process.env["PORT"]
+    process.env["PORT"] = "not a port"
+    try {
+      assert.equal(Either.getOrThrow(readConfig({})).port, 8080)
+    } finally {
+      if (saved === undefined) delete process.env["PORT"]
+      else process.env["PORT"] = saved
+    }
+  })
+
+  it("takes an empty variable as unset", () => {
+    const config = Either.getOrThrow(
+      readConfig({ PORT: "", HOST: "", PETSTORE_BASE_PATH: "", PETSTORE_PUBLIC_URL: "" }),
+    )
+    assert.equal(config.port, 8080)
+    assert.equal(config.host, "127.0.0.1")
+    assert.equal(config.basePath, "/v1")
+    assert.ok(Option.isNone(config.publicUrl))
+  })
+
+  it("applies each documented default value as if the variable held it", () => {
+    const defaults = Either.getOrThrow(readConfig({}))
+    const documented = Object.values(settings).flatMap((setting) =>
+      "value" in setting.default ? [[setting.variable, setting.default.value]] : [],
+    )
+    assert.ok(documented.length >= 4)
+    for (const [variable, value] of documented) {
+      assert.ok(variable !== undefined && value !== undefined)
+      assert.deepEqual(Either.getOrThrow(readConfig({ [variable]: value })), defaults, variable)
+    }
+  })
+
+  it("documents each setting once, with a description", () => {
+    const variables = Object.values(settings).map((setting) => setting.variable)
+    assert.deepEqual(new Set(variables).size, variables.length)
+    assert.ok(Object.values(settings).every((setting) => setting.description !== ""))
+  })
+
+  it("reads PETSTORE_IDEMPOTENCY_TTL as a positive duration, 24 hours unless set", () => {
+    const ttlOf = (env: Record<string, string>) =>
+      Duration.toMillis(Either.getOrThrow(readConfig(env)).idempotencyTtl)
+    assert.equal(ttlOf({}), 24 * 3_600_000)
+    assert.equal(ttlOf({ PETSTORE_IDEMPOTENCY_TTL: "90min" }), 90 * 60_000)
+    assert.equal(ttlOf({ PETSTORE_IDEMPOTENCY_TTL: "3600 seconds" }), 3_600_000)
+    assert.match(problemsOf({ PETSTORE_IDEMPOTENCY_TTL: "0h" }), /PETSTORE_IDEMPOTENCY_TTL/)
+    assert.match(problemsOf({ PETSTORE_IDEMPOTENCY_TTL: "soon" }), /PETSTORE_IDEMPOTENCY_TTL/)
+  })
+
   it("refuses ports outside 0..65535", () => {
     assert.match(problemsOf({ PORT: "65536" }), /PORT/)
     assert.match(problemsOf({ PORT: "-1" }), /PORT/)
+  })
+})
+
+describe("bearerTokenPattern", () => {
+  it("accepts an RFC 6750 b64token: letters, digits, -._~+/ then trailing =", () => {
+    for (const token of ["abc", "A-Z.0_9~+/", "dG9rZW4=", "x=="]) {
+      assert.match(token, bearerTokenPattern)
+    }
+  })
+
+  it("refuses anything else", () => {
+    for (const token of ["", "has space", "a=b", "=", "semi;colon", "é", "a\nb"]) {
+      assert.doesNotMatch(token, bearerTokenPattern)
+    }
   })
 })

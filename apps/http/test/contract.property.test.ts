@@ -1,10 +1,11 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { NewPet, PetRepository, StorageUnavailable } from "@petstore/core"
-import { Effect, Layer, Schema } from "effect"
+import { NewPet, StorageUnavailable } from "@petstore/core"
+import { failingRepository } from "@petstore/storage/testing"
+import { Effect, Schema } from "effect"
 import fc from "fast-check"
-import { getPetDeprecation } from "../src/app.js"
-import { maxBodyBytes } from "../src/json-body.js"
+import { maxBodyBytes } from "../src/api/limits.js"
+import { petOperations } from "../src/api/pet-operations.js"
 import { openApiDocument } from "../src/openapi/openapi-document.js"
 import type { JsonSchema } from "../src/openapi/openapi-types.js"
 import { sameOriginServers } from "../src/openapi/servers.js"
@@ -29,7 +30,7 @@ const basePath = "/v1"
 const document = openApiDocument({
   basePath,
   servers: sameOriginServers(basePath),
-  getPetDeprecation,
+  operations: petOperations,
 })
 const contract = contractOf(document)
 const { resolve } = contract
@@ -207,6 +208,55 @@ const invalidLookup: fc.Arbitrary<Case> = invalidText(petIdSchema, resolve)
   .filter(pathSegment)
   .map((text) => ({ request: get(`/pets/${encodeURIComponent(text)}`), expected: 400 }))
 
+/**
+ * Requests to an operation built from the document alone: its path and query parameters drawn
+ * from their schemas, and a body valid or not.
+ */
+const requestsFrom = ({
+  path,
+  method,
+  operation,
+}: DocumentedOperation): fc.Arbitrary<ContractRequest> => {
+  const parameters = operation.parameters ?? []
+  // Valid values only: a schema such as the cursor's (any string) has no invalid text to draw.
+  const text = (schema: JsonSchema) => validText(schema, resolve)
+  const pathValues = fc.tuple(
+    ...parameters
+      .filter((parameter) => parameter.in === "path")
+      .map((parameter) => text(parameter.schema).map((value) => [parameter.name, value] as const)),
+  )
+  const queryValues = fc.tuple(
+    ...parameters
+      .filter((parameter) => parameter.in === "query")
+      .map((parameter) =>
+        fc.option(
+          text(parameter.schema).map((value) => [parameter.name, value] as const),
+          {
+            nil: undefined,
+          },
+        ),
+      ),
+  )
+  const bodySchema = operation.requestBody?.content["application/json"]?.schema
+  const body =
+    bodySchema === undefined
+      ? fc.constant(undefined)
+      : fc.oneof(validValue(bodySchema, resolve), invalidValue(bodySchema, resolve)).map(jsonText)
+  return fc.record({ pathValues, queryValues, body }).map(({ pathValues, queryValues, body }) => {
+    const concretePath = pathValues.reduce(
+      (filled, [name, value]) => filled.replace(`{${name}}`, encodeURIComponent(value)),
+      path,
+    )
+    const query = queryValues.flatMap((entry) => (entry === undefined ? [] : [entry]))
+    return {
+      method: method.toUpperCase(),
+      path: `${concretePath}${queryString(query)}`,
+      headers: body === undefined ? {} : json,
+      ...(body === undefined ? {} : { body }),
+    }
+  })
+}
+
 describe("the contract, property-based", () => {
   let server: TestServer
   /** Every pet the server has stored, by id: each 201 adds one. */
@@ -355,31 +405,17 @@ describe("the contract, property-based", () => {
         .map((token) => `Bearer ${token}`)
         .filter((header) => !new RegExp(`^Bearer +${apiKey} *$`, "i").test(header.trim())),
     )
-    const requests: ReadonlyArray<[DocumentedOperation, fc.Arbitrary<ContractRequest>]> = [
-      [
-        listPets,
-        fc.oneof(
-          validListQuery.map(({ limit }) =>
-            get(`/pets${queryString(limit ? [["limit", limit]] : [])}`),
-          ),
-          invalidListing.map(({ request }) => request),
-        ),
-      ],
-      [
-        createPet,
-        fc.oneof(
-          validNewPet.map((pet) => postBody(jsonText(pet), json)),
-          invalidCreation.map(({ request }) => request),
-        ),
-      ],
-      [
-        getPet,
-        fc.oneof(
-          validText(petIdSchema, resolve).map((id) => get(`/pets/${id}`)),
-          invalidLookup.map(({ request }) => request),
-        ),
-      ],
-    ]
+    // Each operation of the table, with requests built from its own parameter and body schemas.
+    const requests = operationsOf(document).map(
+      (operation) => [operation, requestsFrom(operation)] as const,
+    )
+
+    it("covers every operation the server declares", () => {
+      assert.deepEqual(
+        requests.map(([operation]) => operation.operation.operationId),
+        petOperations.map((operation) => operation.id),
+      )
+    })
 
     for (const [operation, request] of requests) {
       it(`${operation.operation.operationId} answers 401 with a challenge, whatever the request`, async () => {
@@ -399,6 +435,7 @@ describe("the contract, property-based", () => {
       const documented = operationsOf(document).filter((entry) => entry.path === path)
       const allowed = new Set(Object.keys(item).map((method) => method.toUpperCase()))
       if (allowed.has("GET")) allowed.add("HEAD")
+      allowed.add("OPTIONS")
       const others = ["PUT", "PATCH", "DELETE", "POST"].filter((method) => !allowed.has(method))
       const concrete = validText(petIdSchema, resolve).map((id) => path.replace("{petId}", id))
 
@@ -435,15 +472,10 @@ describe("the contract, property-based", () => {
       [createPet, postBody(jsonText({ name: "Rex", categoryId: 1 }), json)],
       [getPet, get("/pets/1")],
     ]
-    const failingWith = (failure: Effect.Effect<never, StorageUnavailable>) =>
-      Layer.succeed(
-        PetRepository,
-        PetRepository.of({ create: () => failure, findById: () => failure, list: () => failure }),
-      )
 
     for (const [expected, layer] of [
-      [503, failingWith(Effect.fail(new StorageUnavailable({ cause: "the disk is full" })))],
-      [500, failingWith(Effect.die(new Error("a bug in the adapter")))],
+      [503, failingRepository(Effect.fail(new StorageUnavailable({ cause: "the disk is full" })))],
+      [500, failingRepository(Effect.die(new Error("a bug in the adapter")))],
     ] as const) {
       it(`every operation answers ${expected} as documented`, async () => {
         const failing = await startServer({ layer })

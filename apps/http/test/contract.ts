@@ -7,7 +7,7 @@ import type {
   Operation,
   Reference,
 } from "../src/openapi/openapi-types.js"
-import { documentResolver, schemaProblems, type Resolve } from "./json-schema-check.js"
+import { documentResolver, schemaChecker, type Resolve } from "./json-schema-check.js"
 
 /** A request as the contract tests build it: a path under the base path, exactly these headers. */
 export interface ContractRequest {
@@ -47,6 +47,7 @@ const isReference = (header: Header | Reference): header is Reference => "$ref" 
  */
 export const contractOf = (document: OpenApiDocument) => {
   const resolve: Resolve = documentResolver(document)
+  const { problems } = schemaChecker(resolve)
 
   const headerOf = (header: Header | Reference): Header => {
     if (!isReference(header)) return header
@@ -59,9 +60,9 @@ export const contractOf = (document: OpenApiDocument) => {
   const headerProblems = (schema: JsonSchema, value: string) =>
     schema["type"] === "integer"
       ? /^[0-9]+$/.test(value)
-        ? schemaProblems(schema, Number(value), resolve)
+        ? problems(schema, Number(value))
         : [`${JSON.stringify(value)} is not an integer`]
-      : schemaProblems(schema, value, resolve)
+      : problems(schema, value)
 
   /**
    * Asserts `response` is documented for `operation` and returns it read. A 5xx fails unless
@@ -96,7 +97,7 @@ export const contractOf = (document: OpenApiDocument) => {
     const schema = media.find(([type]) => type === contentType)?.[1].schema
     assert.ok(schema, `content type ${contentType} is not documented: ${context}`)
     const body: unknown = JSON.parse(text)
-    assert.deepEqual(schemaProblems(schema, body, resolve), [], context)
+    assert.deepEqual(problems(schema, body), [], context)
     return { status: response.status, headers: response.headers, body }
   }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { assertError, rawRequest, startServer, type TestServer } from "./harness.js"
+import { apiKey, assertError, rawRequest, startServer, type TestServer } from "./harness.js"
 
 const contentTypeByExtension: ReadonlyArray<readonly [RegExp, string]> = [
   [/\.css$/, "text/css; charset=utf-8"],
@@ -105,7 +105,7 @@ describe("GET /docs", () => {
     assert.equal(await again.text(), "")
   })
 
-  it("serves nothing outside its allow-list: 404 with the Error body", async () => {
+  it("serves nothing outside its allow-list: 404 with a key, 401 without", async () => {
     for (const path of [
       "/docs/index.html",
       "/docs/swagger-ui.js",
@@ -118,14 +118,16 @@ describe("GET /docs", () => {
       "/docs/%2e%2e/%2e%2e/%2e%2e/package.json",
       "/docs/assets/swagger-ui.css",
     ]) {
-      await assertError(await fetch(`${server.origin}${path}`), 404, "not_found")
+      const withKey = { headers: { Authorization: `Bearer ${apiKey}` } }
+      await assertError(await fetch(`${server.origin}${path}`, withKey), 404, "not_found")
+      await assertError(await fetch(`${server.origin}${path}`), 401, "unauthorized")
     }
   })
 
   it("does not resolve dot segments sent as they are", async () => {
     const answer = await rawRequest(
       server.origin,
-      "GET /docs/../../../package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+      `GET /docs/../../../package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`,
     )
     assert.match(answer, /^HTTP\/1\.1 404 /)
     assert.match(answer, /\r\n\r\n\{"code":"not_found",/)

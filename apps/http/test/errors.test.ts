@@ -1,7 +1,8 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { PetRepository, StorageUnavailable } from "@petstore/core"
-import { Effect, Layer } from "effect"
+import { StorageUnavailable } from "@petstore/core"
+import { failingRepository } from "@petstore/storage/testing"
+import { Effect } from "effect"
 import {
   apiKey,
   assertError,
@@ -19,19 +20,54 @@ describe("errors the router and Node produce", () => {
   after(() => server.close())
 
   it("an unknown path is 404 with the Error body, inside and outside the base path", async () => {
+    const withKey = { headers: { Authorization: `Bearer ${apiKey}` } }
     await assertError(await server.api("/nowhere"), 404, "not_found")
     await assertError(await server.api("/pets/1/owner"), 404, "not_found")
-    await assertError(await fetch(`${server.origin}/`), 404, "not_found")
-    await assertError(await fetch(`${server.origin}/pets`), 404, "not_found")
+    await assertError(await fetch(`${server.origin}/`, withKey), 404, "not_found")
+    await assertError(await fetch(`${server.origin}/pets`, withKey), 404, "not_found")
+  })
+
+  it("an unknown path anywhere needs a key first: without one it is 401, revealing nothing", async () => {
+    for (const path of ["/", "/pets", "/v1/nowhere", "/healthz/x", "/docs/other.js"]) {
+      await assertError(await fetch(`${server.origin}${path}`), 401, "unauthorized")
+    }
+  })
+
+  it("an unknown method on an unknown path is 404 after the key, not 405 with an empty Allow", async () => {
+    const answer = await rawRequest(
+      server.origin,
+      `PROPFIND /nowhere HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nConnection: close\r\n\r\n`,
+    )
+    assert.match(answer, /^HTTP\/1\.1 404 /)
+    assert.doesNotMatch(answer, /\r\nallow:/i)
+    assert.match(answer, /"code":"not_found"/)
+  })
+
+  it("OPTIONS on a known path is 204 with an Allow that includes OPTIONS, and no body", async () => {
+    for (const [path, allow] of [
+      ["/pets", "HEAD, GET, POST, OPTIONS"],
+      ["/pets/1", "HEAD, GET, OPTIONS"],
+    ] as const) {
+      const response = await server.api(path, { method: "OPTIONS" })
+      assert.equal(response.status, 204, path)
+      assert.equal(response.headers.get("allow"), allow, path)
+      assert.equal(response.headers.get("content-type"), null)
+      assert.equal(await response.text(), "")
+    }
+    await assertError(
+      await server.api("/pets", { method: "OPTIONS", headers: { Authorization: "" } }),
+      401,
+      "unauthorized",
+    )
   })
 
   it("a known path with another method is 405 with Allow", async () => {
     const cases: ReadonlyArray<[string, string, string]> = [
-      ["DELETE", "/pets", "HEAD, GET, POST"],
-      ["PUT", "/pets", "HEAD, GET, POST"],
-      ["PATCH", "/pets/1", "HEAD, GET"],
-      ["POST", "/pets/1", "HEAD, GET"],
-      ["DELETE", "/pets/1", "HEAD, GET"],
+      ["DELETE", "/pets", "HEAD, GET, POST, OPTIONS"],
+      ["PUT", "/pets", "HEAD, GET, POST, OPTIONS"],
+      ["PATCH", "/pets/1", "HEAD, GET, OPTIONS"],
+      ["POST", "/pets/1", "HEAD, GET, OPTIONS"],
+      ["DELETE", "/pets/1", "HEAD, GET, OPTIONS"],
     ]
     for (const [method, path, allow] of cases) {
       const response = await server.api(path, { method })
@@ -71,13 +107,6 @@ describe("errors the router and Node produce", () => {
   })
 })
 
-/** A repository whose every operation fails as `failure` does. */
-const failingRepository = (failure: Effect.Effect<never, StorageUnavailable>) =>
-  Layer.succeed(
-    PetRepository,
-    PetRepository.of({ create: () => failure, findById: () => failure, list: () => failure }),
-  )
-
 describe("failures below the HTTP layer", () => {
   it("storage unavailable is 503 with Retry-After and the Error body", async () => {
     const server = await startServer({
@@ -95,6 +124,15 @@ describe("failures below the HTTP layer", () => {
         assert.doesNotMatch(message, /disk gone/)
         assert.equal(response.headers.get("retry-after"), "1")
       }
+      const logged = server.logged.filter((line) => line.startsWith("storage unavailable"))
+      assert.deepEqual(
+        logged.map((line) => /"operation":"(\w+)"/.exec(line)?.[1]),
+        ["listPets", "createPet", "getPet"],
+      )
+      assert.ok(
+        logged.every((line) => line.includes("disk gone")),
+        "the cause is logged",
+      )
     } finally {
       await server.close()
     }

@@ -5,7 +5,7 @@ import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime, Schema, type Layer } from "effect"
 import { createApp } from "../src/app.js"
 import type { Logger } from "../src/logger.js"
-import { closeGracefully, createAppServer, listen } from "../src/server.js"
+import { closeGracefully, createAppServer, listen, type ConnectionLimits } from "../src/server.js"
 
 export const apiKey = "test-key-0123456789"
 
@@ -23,6 +23,7 @@ export interface TestServerOptions {
   readonly layer?: Layer.Layer<PetRepository, StorageUnavailable>
   readonly apiKeys?: ReadonlyArray<string>
   readonly basePath?: string
+  readonly connectionLimits?: ConnectionLimits
 }
 
 /** The real app on a real HTTP server on an ephemeral port of 127.0.0.1. */
@@ -31,11 +32,12 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
   const logged: Array<string> = []
   const logger: Logger = {
     info: (message) => logged.push(message),
+    warn: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
     error: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
   }
   const runtime = ManagedRuntime.make(options.layer ?? MemoryPetRepository.layer)
   const app = createApp({ runtime, apiKeys: options.apiKeys ?? [apiKey], basePath, logger })
-  const server = createAppServer(app.callback())
+  const server = createAppServer(app.callback(), options.connectionLimits)
   const port = await listen(server, 0, "127.0.0.1")
   const origin = `http://127.0.0.1:${port}`
   return {

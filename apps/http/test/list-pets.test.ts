@@ -167,6 +167,28 @@ describe("GET /pets (listPets)", () => {
     }
   })
 
+  it("refuses a cursor over 200 characters with 400, and a huge URL with Node's 431 Error body", async () => {
+    const message = await assertError(
+      await server.api(`/pets?cursor=${"A".repeat(201)}`),
+      400,
+      "invalid_query",
+    )
+    assert.match(message, /cursor is longer than 200 characters/)
+    await assertError(
+      await server.api(`/pets?cursor=${"A".repeat(60_000)}`),
+      431,
+      "headers_too_large",
+    )
+  })
+
+  it("a cursor is a position: a hand-made one that decodes starts the page after that id", async () => {
+    const third = created[2]
+    assert.ok(third)
+    const cursor = Buffer.from(`after:${third.id}`).toString("base64url")
+    const pets = await readPets(await server.api(`/pets?limit=2&cursor=${cursor}`))
+    assert.deepEqual(pets, created.slice(3, 5))
+  })
+
   it("answers HEAD like GET, without a body", async () => {
     const response = await server.api("/pets", { method: "HEAD" })
     assert.equal(response.status, 200)

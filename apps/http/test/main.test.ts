@@ -1,55 +1,53 @@
 import assert from "node:assert/strict"
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
-import { request } from "node:http"
-import { once } from "node:events"
+import { request, type ClientRequest } from "node:http"
 import { describe, it } from "node:test"
-import { fileURLToPath } from "node:url"
+import { setTimeout as sleep } from "node:timers/promises"
+import {
+  processTestTimeout,
+  spawnServer,
+  startServerProcess,
+  type RunningServer,
+} from "./server-process.js"
 
-const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-
-interface RunningServer {
-  readonly child: ChildProcessWithoutNullStreams
-  readonly url: string
-  readonly stdout: () => string
-  readonly stderr: () => string
-}
-
-/** Starts `main.ts` as its own process, resolving once it logs the address it listens on. */
-const startMain = (env: Record<string, string>): Promise<RunningServer> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", mainPath], {
-      env: { PATH: process.env["PATH"] ?? "", PORT: "0", PETSTORE_STORAGE: "memory", ...env },
-    })
-    let stdout = ""
-    let stderr = ""
-    const timer = setTimeout(
-      () => reject(new Error(`no listening line:\n${stdout}\n${stderr}`)),
-      20_000,
+/** Starts a POST of a pet whose body is sent only up to `sent` characters; `finish` sends the rest. */
+const partialPost = (server: RunningServer, sent: number) => {
+  const body = JSON.stringify({ name: "Late", categoryId: 1 })
+  let pending: ClientRequest | undefined
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    pending = request(
+      `${server.url}/pets`,
+      {
+        method: "POST",
+        headers: {
+          Authorization: "Bearer k",
+          "Content-Type": "application/json",
+          "Content-Length": Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        let text = ""
+        response.on("data", (chunk: Buffer) => (text += chunk.toString()))
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, text }))
+      },
     )
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const url = /"message":"petstore listening","url":"([^"]+)"/.exec(stdout)?.[1]
-      if (url !== undefined) {
-        clearTimeout(timer)
-        resolve({ child, url, stdout: () => stdout, stderr: () => stderr })
-      }
-    })
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`exited with ${code}:\n${stdout}\n${stderr}`))
-    })
+    pending.on("error", reject)
+    pending.write(body.slice(0, sent))
   })
-
-const exitOf = async (child: ChildProcessWithoutNullStreams) => {
-  if (child.exitCode !== null) return child.exitCode
-  const [code] = await once(child, "exit")
-  return code
+  return {
+    answer,
+    finish: () => pending?.end(body.slice(sent)),
+    abandon: () => pending?.destroy(),
+  }
 }
 
-describe("the server process (main)", () => {
+/** Resolves once the server's stdout matches `pattern`. */
+const logged = async (server: RunningServer, pattern: RegExp) => {
+  while (!pattern.test(server.stdout())) await sleep(20)
+}
+
+describe("the server process (main)", { timeout: processTestTimeout }, () => {
   it("with no key configured, generates one, prints it once, and accepts only it", async () => {
-    const server = await startMain({})
+    const server = await startServerProcess({ storage: "memory", apiKeys: [] })
     try {
       const key = /Authorization: Bearer ([A-Za-z0-9_-]{43})/.exec(server.stdout())?.[1]
       assert.ok(key, server.stdout())
@@ -61,13 +59,16 @@ describe("the server process (main)", () => {
       })
       assert.equal(authorized.status, 200)
     } finally {
-      server.child.kill("SIGTERM")
-      await exitOf(server.child)
+      await server.stop()
     }
   })
 
   it("serves under PETSTORE_BASE_PATH with the keys of PETSTORE_API_KEYS", async () => {
-    const server = await startMain({ PETSTORE_API_KEYS: "k1,k2", PETSTORE_BASE_PATH: "/api/v1" })
+    const server = await startServerProcess({
+      storage: "memory",
+      apiKeys: ["k1", "k2"],
+      env: { PETSTORE_BASE_PATH: "/api/v1" },
+    })
     try {
       assert.match(server.url, /\/api\/v1$/)
       assert.doesNotMatch(server.stdout(), /generated/)
@@ -76,53 +77,51 @@ describe("the server process (main)", () => {
       })
       assert.equal(response.status, 200)
     } finally {
-      server.child.kill("SIGTERM")
-      await exitOf(server.child)
+      await server.stop()
     }
   })
 
   it("on SIGTERM, finishes the request in flight, then exits 0", async () => {
-    const server = await startMain({ PETSTORE_API_KEYS: "k" })
-    const body = JSON.stringify({ name: "Late", categoryId: 1 })
-    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const pending = request(
-        `${server.url}/pets`,
-        {
-          method: "POST",
-          headers: {
-            Authorization: "Bearer k",
-            "Content-Type": "application/json",
-            "Content-Length": Buffer.byteLength(body),
-          },
-        },
-        (response) => {
-          let text = ""
-          response.on("data", (chunk: Buffer) => (text += chunk.toString()))
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, text }))
-        },
-      )
-      pending.on("error", reject)
-      pending.write(body.slice(0, 10))
-      // The rest of the body arrives only after the server was told to stop.
-      setTimeout(() => {
-        server.child.kill("SIGTERM")
-        setTimeout(() => pending.end(body.slice(10)), 300)
-      }, 300)
-    })
-    const { status, text } = await answer
+    const server = await startServerProcess({ storage: "memory", apiKeys: ["k"] })
+    const post = partialPost(server, 10)
+    await sleep(300)
+    server.child.kill("SIGTERM")
+    // The rest of the body arrives only after the server was told to stop.
+    await logged(server, /"message":"shutting down"/)
+    await sleep(300)
+    post.finish()
+    const { status, text } = await post.answer
     assert.equal(status, 201, text)
-    assert.equal(await exitOf(server.child), 0)
+    assert.deepEqual(await server.exited, { code: 0, signal: null })
     assert.match(server.stdout(), /"message":"stopped"/)
   })
 
+  it("on a second SIGTERM or SIGINT, exits at once with 1, whatever is still in flight", async () => {
+    for (const second of ["SIGTERM", "SIGINT"] as const) {
+      const server = await startServerProcess({ storage: "memory", apiKeys: ["k"] })
+      const post = partialPost(server, 10)
+      post.answer.catch(() => {})
+      await sleep(300)
+      server.child.kill("SIGTERM")
+      await logged(server, /"message":"shutting down"/)
+      const signalled = Date.now()
+      server.child.kill(second)
+      const exit = await server.exited
+      post.abandon()
+      assert.deepEqual(exit, { code: 1, signal: null }, second)
+      // The graceful wait for the request alone would take 10 s.
+      assert.ok(
+        Date.now() - signalled < 2_000,
+        `${second}: exited after ${Date.now() - signalled} ms`,
+      )
+      assert.match(server.stderr(), /"message":"second signal: exiting without finishing shutdown"/)
+    }
+  })
+
   it("refuses to start on invalid configuration, naming the setting, without a stack trace", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", mainPath], {
-      env: { PATH: process.env["PATH"] ?? "", PORT: "eighty", PETSTORE_STORAGE: "memory" },
-    })
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    assert.notEqual(await exitOf(child), 0)
-    assert.match(stderr, /PORT must be an integer/)
-    assert.doesNotMatch(stderr, /\n\s+at /)
+    const server = spawnServer({ storage: "memory", env: { PORT: "eighty" } })
+    assert.notEqual((await server.exited).code, 0)
+    assert.match(server.stderr(), /PORT must be an integer/)
+    assert.doesNotMatch(server.stderr(), /\n\s+at /)
   })
 })

@@ -5,7 +5,8 @@ import { Either, Schema } from "effect"
 import fc from "fast-check"
 import { defaultOpenApiDocument } from "../src/openapi/default-document.js"
 import type { JsonSchema } from "../src/openapi/openapi-types.js"
-import { documentResolver, schemaProblems } from "./json-schema-check.js"
+import { operationsOf } from "./contract.js"
+import { documentResolver, schemaChecker } from "./json-schema-check.js"
 import {
   invalidText,
   invalidValue,
@@ -18,7 +19,7 @@ import {
 const document = defaultOpenApiDocument()
 const resolve = documentResolver(document)
 const component = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` })
-const problems = (schema: JsonSchema, value: unknown) => schemaProblems(schema, value, resolve)
+const { problems } = schemaChecker(resolve)
 
 describe("the JSON Schema checker", () => {
   const pet = component("Pet")
@@ -28,19 +29,20 @@ describe("the JSON Schema checker", () => {
     assert.deepEqual(problems(pet, valid), [])
   })
 
-  it("names each way a value breaks the schema", () => {
+  it("names each way a value breaks the schema, following refs into the components", () => {
     const cases: ReadonlyArray<[unknown, RegExp]> = [
-      [{ ...valid, id: undefined }, /\$ lacks id/],
-      [{ ...valid, extra: 1 }, /has extra, which is not allowed/],
-      [{ ...valid, valueOf: 1 }, /has valueOf, which is not allowed/],
-      [{ ...valid, id: "1" }, /\$\.id is not of type integer/],
-      [{ ...valid, id: 1.5 }, /\$\.id is not of type integer/],
-      [{ ...valid, id: 0 }, /\$\.id is < 1/],
-      [{ ...valid, categoryId: 2 ** 53 }, /\$\.categoryId is > 9007199254740991/],
-      [{ ...valid, name: "" }, /\$\.name is shorter than 1/],
-      [{ ...valid, name: "x".repeat(256) }, /\$\.name is longer than 255/],
-      [{ ...valid, status: "lost" }, /\$\.status is not one of/],
-      [[valid], /\$ is not of type object/],
+      [{ ...valid, id: undefined }, /^# must have required property 'id'/],
+      [{ ...valid, extra: 1 }, /^# must NOT have additional properties .*"extra"/],
+      [{ ...valid, valueOf: 1 }, /^# must NOT have additional properties .*"valueOf"/],
+      [{ ...valid, id: "1" }, /^#\/id must be integer/],
+      [{ ...valid, id: 1.5 }, /^#\/id must be integer/],
+      [{ ...valid, id: 0 }, /^#\/id must be >= 1/],
+      [{ ...valid, categoryId: 2 ** 53 }, /^#\/categoryId must be <= 9007199254740991/],
+      [{ ...valid, name: "" }, /^#\/name must NOT have fewer than 1 characters/],
+      [{ ...valid, name: "x".repeat(256) }, /^#\/name must NOT have more than 255 characters/],
+      [{ ...valid, name: "a\u0000" }, /^#\/name must match pattern/],
+      [{ ...valid, status: "lost" }, /^#\/status must be equal to one of the allowed values/],
+      [[valid], /^# must be object/],
     ]
     for (const [value, expected] of cases) {
       assert.match(problems(pet, JSON.parse(JSON.stringify(value))).join("\n"), expected)
@@ -51,7 +53,7 @@ describe("the JSON Schema checker", () => {
     assert.deepEqual(problems({ type: "string", maxLength: 2 }, "😀😀"), [])
   })
 
-  it("checks const, pattern and allOf", () => {
+  it("checks const, pattern and allOf, reporting every failure", () => {
     const schema = {
       allOf: [{ type: "string", pattern: "^a" }, { const: "ab" }],
     }
@@ -60,9 +62,44 @@ describe("the JSON Schema checker", () => {
     assert.equal(problems(schema, "ba").length, 2)
   })
 
-  it("refuses to judge a keyword it does not know", () => {
-    assert.throws(() => problems({ type: "string", format: "email" }, "x"), /unsupported format/)
-    assert.throws(() => problems({ oneOf: [] }, "x"), /unsupported keyword oneOf/)
+  it("checks the OpenAPI formats the document uses", () => {
+    const int32 = { type: "integer", format: "int32" }
+    assert.deepEqual(problems(int32, 2 ** 31 - 1), [])
+    assert.match(problems(int32, 2 ** 31).join(), /must match format "int32"/)
+    const int64 = { type: "integer", format: "int64" }
+    assert.deepEqual(problems(int64, Number.MAX_SAFE_INTEGER), [])
+    assert.match(problems(int64, 2 ** 63).join(), /must match format "int64"/)
+    const uri = { type: "string", format: "uri-reference" }
+    assert.deepEqual(problems(uri, "/v1/pets/1?x=%20#top"), [])
+    assert.match(problems(uri, "/v1/pets/ 1").join(), /must match format "uri-reference"/)
+  })
+
+  it("judges every schema the document uses", () => {
+    const schemas = [
+      ...operationsOf(document).flatMap(({ operation }) => [
+        ...(operation.parameters ?? []).map(({ schema }) => schema),
+        ...Object.values(operation.requestBody?.content ?? {}).map(({ schema }) => schema),
+        ...Object.values(operation.responses).flatMap((response) => [
+          ...Object.values(response.content ?? {}).map(({ schema }) => schema),
+          ...Object.values(response.headers ?? {}).flatMap((header) =>
+            "$ref" in header ? [] : [header.schema],
+          ),
+        ]),
+      ]),
+      ...Object.values(document.components.headers).map(({ schema }) => schema),
+      ...Object.values(document.components.schemas),
+    ]
+    assert.ok(schemas.length > 20)
+    for (const schema of schemas) assert.doesNotThrow(() => problems(schema, null))
+  })
+
+  it("refuses to judge a keyword, format or ref it does not know", () => {
+    assert.throws(() => problems({ type: "string", format: "email" }, "x"), /unknown format/)
+    assert.throws(
+      () => problems({ type: "string", maxlength: 3 }, "x"),
+      /unknown keyword: "maxlength"/,
+    )
+    assert.throws(() => problems(component("Cat"), "x"), /unresolvable \$ref/)
   })
 })
 

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import type { JsonSchema, JsonValue } from "../src/openapi/openapi-types.js"
-import { schemaProblems, type Resolve } from "./json-schema-check.js"
+import { schemaChecker, type Resolve } from "./json-schema-check.js"
 
 /**
  * fast-check arbitraries drawn from the document's JSON Schemas: values a schema accepts, values
@@ -226,9 +226,10 @@ const mutations = (
 /** Values `schema` refuses: wrong types, out of range, missing or broken fields. */
 export const invalidValue = (schema: JsonSchema, resolve: Resolve): fc.Arbitrary<unknown> => {
   const target = resolved(schema, resolve)
+  const { problems } = schemaChecker(resolve)
   return fc
     .oneof(...mutations(target, resolve))
-    .filter((value) => schemaProblems(target, value, resolve).length > 0)
+    .filter((value) => problems(target, value).length > 0)
 }
 
 const decimalInteger = /^-?[0-9]+$/
@@ -237,8 +238,9 @@ const loneSurrogate = /\p{Cs}/u
 /** Whether `text`, as a parameter value, is valid for `schema`: integers in decimal digits. */
 export const isValidText = (schema: JsonSchema, text: string, resolve: Resolve): boolean => {
   const target = resolved(schema, resolve)
-  if (target["type"] !== "integer") return schemaProblems(target, text, resolve).length === 0
-  return decimalInteger.test(text) && schemaProblems(target, Number(text), resolve).length === 0
+  const { problems } = schemaChecker(resolve)
+  if (target["type"] !== "integer") return problems(target, text).length === 0
+  return decimalInteger.test(text) && problems(target, Number(text)).length === 0
 }
 
 const textOf = (value: unknown): string =>

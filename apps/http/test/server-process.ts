@@ -24,6 +24,10 @@ export interface ServerProcessOptions {
   readonly cwd?: string
   /** Runs the process as `nobody` when the tests run as root, so file permissions apply. */
   readonly unprivileged?: boolean
+  /** `PETSTORE_API_KEYS`; `[processApiKey]` unless given, unset when empty. */
+  readonly apiKeys?: ReadonlyArray<string>
+  /** More variables, overriding those above and the defaults (`HOST`, `PORT`, `PETSTORE_BASE_PATH`). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface ProcessExit {
@@ -43,9 +47,11 @@ export interface ServerProcess {
 export interface RunningServer extends ServerProcess {
   /** `http://127.0.0.1:<port>` */
   readonly origin: string
-  /** A request to a path that includes the base path (as a `Link` header gives it), with the API key. */
+  /** The URL the server logged: the origin and the base path. */
+  readonly url: string
+  /** A request to a path that includes the base path (as a `Link` header gives it), with the first API key. */
   readonly request: (path: string, init?: RequestInit) => Promise<Response>
-  /** A request under `/v1`, with the API key. */
+  /** A request under the base path, with the first API key. */
   readonly api: (path: string, init?: RequestInit) => Promise<Response>
   /** SIGTERM, then the exit once shutdown is done. */
   readonly stop: () => Promise<ProcessExit>
@@ -57,6 +63,7 @@ process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")))
 
 /** Starts `main.ts` on 127.0.0.1 with an ephemeral port and the given storage. */
 export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
+  const apiKeys = options.apiKeys ?? [processApiKey]
   const child = spawn(process.execPath, ["--import", tsxLoader, mainPath], {
     cwd: options.cwd ?? appDirectory,
     env: {
@@ -64,8 +71,9 @@ export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
       HOST: "127.0.0.1",
       PORT: "0",
       PETSTORE_BASE_PATH: "/v1",
-      PETSTORE_API_KEYS: processApiKey,
+      ...(apiKeys.length === 0 ? {} : { PETSTORE_API_KEYS: apiKeys.join(",") }),
       ...(options.storage === undefined ? {} : { PETSTORE_STORAGE: options.storage }),
+      ...options.env,
     },
     ...(options.unprivileged === true ? unprivileged : {}),
   })
@@ -84,37 +92,39 @@ export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
   return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
 
-const listeningUrl = /"message":"petstore listening","url":"(http:\/\/[^"/]+)\/v1"/
+const listeningUrl = /"message":"petstore listening","url":"(http:\/\/[^"/]+)([^"]*)"/
 
 /** Starts the server and resolves once it listens; rejects with its output if it exits first. */
 export const startServerProcess = async (options: ServerProcessOptions): Promise<RunningServer> => {
   const server = spawnServer(options)
-  const origin = await new Promise<string>((resolve, reject) => {
+  const [origin, basePath] = await new Promise<[string, string]>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`not listening after 20 s:\n${server.stderr()}`)),
       20_000,
     )
     server.child.stdout.on("data", () => {
-      const url = listeningUrl.exec(server.stdout())?.[1]
-      if (url === undefined) return
+      const [, origin, basePath] = listeningUrl.exec(server.stdout()) ?? []
+      if (origin === undefined || basePath === undefined) return
       clearTimeout(timer)
-      resolve(url)
+      resolve([origin, basePath])
     })
     void server.exited.then((exit) => {
       clearTimeout(timer)
       reject(new Error(`exited (${JSON.stringify(exit)}) before listening:\n${server.stderr()}`))
     })
   })
+  const [apiKey] = options.apiKeys ?? [processApiKey]
   const request = (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers)
-    headers.set("Authorization", `Bearer ${processApiKey}`)
+    if (apiKey !== undefined) headers.set("Authorization", `Bearer ${apiKey}`)
     return fetch(`${origin}${path}`, { ...init, headers })
   }
   return {
     ...server,
     origin,
+    url: `${origin}${basePath}`,
     request,
-    api: (path, init) => request(`/v1${path}`, init),
+    api: (path, init) => request(`${basePath}${path}`, init),
     stop: async () => {
       server.child.kill("SIGTERM")
       return server.exited

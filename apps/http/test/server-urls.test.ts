@@ -10,15 +10,14 @@ const problemsOf = (env: Record<string, string>) =>
 const serversOf = (env: Record<string, string>) => apiServers(Either.getOrThrow(readConfig(env)))
 
 describe("PETSTORE_PUBLIC_URL and PETSTORE_STAGING_URL", () => {
-  it("default to the server's own address and base path, staging the same as production", () => {
-    assert.deepEqual(serversOf({}), [
-      { url: "http://127.0.0.1:8080/v1", description: "Production" },
-      { url: "http://127.0.0.1:8080/v1", description: "Staging" },
+  it("unset, name the server the document is fetched from, whatever HOST and PORT are", () => {
+    assert.deepEqual(serversOf({}), [{ url: "/v1", description: "This server" }])
+    assert.deepEqual(serversOf({ HOST: "0.0.0.0", PORT: "0", PETSTORE_BASE_PATH: "/api/v2" }), [
+      { url: "/api/v2", description: "This server" },
     ])
-    assert.deepEqual(
-      serversOf({ HOST: "::1", PORT: "9000", PETSTORE_BASE_PATH: "/api/v2" }).map(({ url }) => url),
-      ["http://[::1]:9000/api/v2", "http://[::1]:9000/api/v2"],
-    )
+    assert.deepEqual(serversOf({ PETSTORE_BASE_PATH: "/" }), [
+      { url: "/", description: "This server" },
+    ])
   })
 
   it("name the production and staging base URLs, without a trailing slash", () => {
@@ -32,6 +31,19 @@ describe("PETSTORE_PUBLIC_URL and PETSTORE_STAGING_URL", () => {
         { url: "http://staging.internal:8443/petstore/v1", description: "Staging" },
       ],
     )
+  })
+
+  it("name production alone when no staging URL is set", () => {
+    assert.deepEqual(serversOf({ PETSTORE_PUBLIC_URL: "https://pets.example.com/v1" }), [
+      { url: "https://pets.example.com/v1", description: "Production" },
+    ])
+  })
+
+  it("with a staging URL alone, name this server first, then staging", () => {
+    assert.deepEqual(serversOf({ PETSTORE_STAGING_URL: "https://staging.example.com/v1" }), [
+      { url: "/v1", description: "This server" },
+      { url: "https://staging.example.com/v1", description: "Staging" },
+    ])
   })
 
   it("refuse what is not an http(s) URL ending in the base path", () => {

@@ -19,7 +19,7 @@ export interface paths {
     put?: never
     /**
      * Add an animal
-     * @description Stores the animal under a new `id` and answers with it.
+     * @description Stores the animal under a new `id` and answers with it. Send an `Idempotency-Key` to make the create safe to retry: a retry with the same key and the same animal answers what the first did, and never stores a second animal.
      */
     post: operations["createPet"]
     delete?: never
@@ -38,7 +38,7 @@ export interface paths {
     /**
      * Get an animal
      * @deprecated
-     * @description Deprecated: to be removed on 5 December 2030. Use `GET /pets` with a `status` filter instead. Every response to it carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
+     * @description Deprecated: use `GET /pets` with a `status` filter instead. To be removed on 5 December 2030. Every response it answers carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
      */
     get: operations["getPet"]
     put?: never
@@ -114,12 +114,8 @@ export interface components {
     Allow: string
     /** @description Seconds to wait before trying again. */
     RetryAfter: number
-    /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
-    Deprecation: "@1795305600"
-    /** @description When this operation will be removed (RFC 8594). */
-    Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
-    /** @description What replaces this operation (RFC 8288 `successor-version`). */
-    SuccessorVersionLink: '</v1/pets>; rel="successor-version"'
+    /** @description Present, as `true`, when the answer replays what an earlier create with the same `Idempotency-Key` made. */
+    IdempotentReplayed: "true"
     /** @description Present while more animals match: `<…>; rel="next"`, the URI of the next page. Follow it unchanged. */
     NextPageLink: string
     /** @description The path of the new animal. */
@@ -136,7 +132,7 @@ export interface operations {
         limit?: components["schemas"]["Limit"]
         /** @description Only animals with this status. */
         status?: components["schemas"]["PetStatus"]
-        /** @description Where the page starts: the value a previous page's `Link: rel="next"` carries. Any other value is refused with 400. */
+        /** @description Where the page starts: the value a previous page's `Link: rel="next"` carries, unchanged. A value that is not a cursor is refused with 400. */
         cursor?: components["schemas"]["PageCursor"]
       }
       header?: never
@@ -155,7 +151,7 @@ export interface operations {
           "application/json": components["schemas"]["Pets"]
         }
       }
-      /** @description A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` this service did not issue. */
+      /** @description A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
       400: {
         headers: {
           [name: string]: unknown
@@ -169,7 +165,7 @@ export interface operations {
           }
         }
       }
-      /** @description No API key was sent, the `Authorization` header is not of the form `Bearer <key>`, or the key is not valid. Decided before anything else about the request. */
+      /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
@@ -184,7 +180,7 @@ export interface operations {
           }
         }
       }
-      /** @description Sent with a method this path does not allow; `Allow` lists those it does. */
+      /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
           Allow: components["headers"]["Allow"]
@@ -199,7 +195,21 @@ export interface operations {
           }
         }
       }
-      /** @description An unexpected failure; it was logged. */
+      /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
+      431: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "headers_too_large"
+            /** @constant */
+            status?: 431
+          }
+        }
+      }
+      /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
           [name: string]: unknown
@@ -213,7 +223,7 @@ export interface operations {
           }
         }
       }
-      /** @description Storage is unavailable; try again after `Retry-After` seconds. */
+      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
           "Retry-After": components["headers"]["RetryAfter"]
@@ -233,7 +243,10 @@ export interface operations {
   createPet: {
     parameters: {
       query?: never
-      header?: never
+      header?: {
+        /** @description Makes the create safe to retry (draft-ietf-httpapi-idempotency-key-header). A retry with the same key and the same animal answers 201 with the same body and `Location`, plus `Idempotent-Replayed: true`; the same key with another animal is 422; while the first create with the key is in flight, 409. */
+        "Idempotency-Key"?: string
+      }
       path?: never
       cookie?: never
     }
@@ -244,17 +257,18 @@ export interface operations {
       }
     }
     responses: {
-      /** @description The animal was added: the fields sent, plus the `id` assigned. */
+      /** @description The animal was added: the fields sent, plus the `id` assigned. A replay answers the animal the first create with the key added. */
       201: {
         headers: {
           Location: components["headers"]["Location"]
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"]
           [name: string]: unknown
         }
         content: {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description The body is missing, is not valid JSON (`invalid_json`), or is not a NewPet (`invalid_body`): a required field is absent or a value is not valid. */
+      /** @description `invalid_json`: The body is not valid JSON. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
       400: {
         headers: {
           [name: string]: unknown
@@ -262,13 +276,13 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "invalid_json" | "invalid_body"
+            code?: "invalid_json" | "invalid_body" | "invalid_idempotency_key"
             /** @constant */
             status?: 400
           }
         }
       }
-      /** @description No API key was sent, the `Authorization` header is not of the form `Bearer <key>`, or the key is not valid. Decided before anything else about the request. */
+      /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
@@ -283,7 +297,7 @@ export interface operations {
           }
         }
       }
-      /** @description Sent with a method this path does not allow; `Allow` lists those it does. */
+      /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
           Allow: components["headers"]["Allow"]
@@ -298,7 +312,22 @@ export interface operations {
           }
         }
       }
-      /** @description The body is larger than 1048576 bytes. */
+      /** @description A create with this `Idempotency-Key` is still in flight; retry after `Retry-After` seconds to get its answer. */
+      409: {
+        headers: {
+          "Retry-After": components["headers"]["RetryAfter"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "idempotency_key_in_use"
+            /** @constant */
+            status?: 409
+          }
+        }
+      }
+      /** @description The body is larger than 1048576 bytes (1 MiB), announced or streamed. */
       413: {
         headers: {
           [name: string]: unknown
@@ -312,7 +341,7 @@ export interface operations {
           }
         }
       }
-      /** @description The body is not sent as `Content-Type: application/json` in UTF-8 without `Content-Encoding`. */
+      /** @description The body is not sent as `Content-Type: application/json` (or a `+json` type) in UTF-8 without `Content-Encoding`. */
       415: {
         headers: {
           [name: string]: unknown
@@ -326,7 +355,35 @@ export interface operations {
           }
         }
       }
-      /** @description An unexpected failure; it was logged. */
+      /** @description This `Idempotency-Key` was already used, with this API key, to create a different animal. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "idempotency_key_reused"
+            /** @constant */
+            status?: 422
+          }
+        }
+      }
+      /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
+      431: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "headers_too_large"
+            /** @constant */
+            status?: 431
+          }
+        }
+      }
+      /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
           [name: string]: unknown
@@ -340,7 +397,7 @@ export interface operations {
           }
         }
       }
-      /** @description Storage is unavailable; try again after `Retry-After` seconds. */
+      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
           "Retry-After": components["headers"]["RetryAfter"]
@@ -372,9 +429,12 @@ export interface operations {
       /** @description The animal. */
       200: {
         headers: {
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {
@@ -384,9 +444,12 @@ export interface operations {
       /** @description `petId` is not a positive integer of at most 2^53 − 1. */
       400: {
         headers: {
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {
@@ -398,13 +461,16 @@ export interface operations {
           }
         }
       }
-      /** @description No API key was sent, the `Authorization` header is not of the form `Bearer <key>`, or the key is not valid. Decided before anything else about the request. */
+      /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {
@@ -416,12 +482,15 @@ export interface operations {
           }
         }
       }
-      /** @description No animal has this id. */
+      /** @description No animal has the requested id. */
       404: {
         headers: {
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {
@@ -433,7 +502,7 @@ export interface operations {
           }
         }
       }
-      /** @description Sent with a method this path does not allow; `Allow` lists those it does. */
+      /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
           Allow: components["headers"]["Allow"]
@@ -448,12 +517,29 @@ export interface operations {
           }
         }
       }
-      /** @description An unexpected failure; it was logged. */
+      /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
+      431: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "headers_too_large"
+            /** @constant */
+            status?: 431
+          }
+        }
+      }
+      /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {
@@ -465,13 +551,16 @@ export interface operations {
           }
         }
       }
-      /** @description Storage is unavailable; try again after `Retry-After` seconds. */
+      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
           "Retry-After": components["headers"]["RetryAfter"]
-          Deprecation: components["headers"]["Deprecation"]
-          Sunset: components["headers"]["Sunset"]
-          Link: components["headers"]["SuccessorVersionLink"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
           [name: string]: unknown
         }
         content: {

@@ -1,15 +1,27 @@
 export { CategoryId, NewPet, Pet, PetId, PetName, PetStatus } from "./Pet.js"
-export { PetNotFound, StorageUnavailable } from "./errors.js"
-export { PetRepository, type PetSlice } from "./PetRepository.js"
-export { PageCursor } from "./PageCursor.js"
 export {
-  defaultLimit,
-  IntFromString,
-  Limit,
-  LimitFromString,
-  ListPetsQuery,
-  maxLimit,
-} from "./ListPetsQuery.js"
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
+  PetNotFound,
+  StorageUnavailable,
+} from "./errors.js"
+export {
+  IdempotencyKey,
+  IdempotencyScope,
+  petFingerprint,
+  type Idempotency,
+  type IdempotencyClaim,
+} from "./Idempotency.js"
+export {
+  PetRepository,
+  type CreatedPet,
+  type PetSlice,
+  type PetSlicePage,
+} from "./PetRepository.js"
+export { maxCursorLength, PageCursor } from "./PageCursor.js"
+export { IntegerText, IntFromString } from "./IntegerText.js"
+export { defaultLimit, Limit, LimitFromString, maxLimit } from "./Limit.js"
+export { ListPetsQuery } from "./ListPetsQuery.js"
 export { listPets, type PetPage } from "./list-pets.js"
 export { createPet } from "./create-pet.js"
 export { getPet } from "./get-pet.js"

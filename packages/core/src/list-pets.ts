@@ -1,4 +1,5 @@
 import { Array, Effect, Option } from "effect"
+import type { StorageUnavailable } from "./errors.js"
 import type { ListPetsQuery } from "./ListPetsQuery.js"
 import type { Pet, PetId } from "./Pet.js"
 import { PetRepository } from "./PetRepository.js"
@@ -10,16 +11,19 @@ export interface PetPage {
 }
 
 /** Lists pets in ascending id order, at most `limit` of them, optionally by status. */
-export const listPets = Effect.fn("listPets")(function* (query: ListPetsQuery) {
-  const repository = yield* PetRepository
-  // One extra row tells whether another page exists without a second query.
-  const rows = yield* repository.list({
-    status: Option.fromNullable(query.status),
-    afterId: Option.fromNullable(query.cursor),
-    limit: query.limit + 1,
-  })
-  const pets = rows.slice(0, query.limit)
-  const next =
-    rows.length > query.limit ? Option.map(Array.last(pets), (pet) => pet.id) : Option.none()
-  return { pets, next } satisfies PetPage
-})
+export const listPets = (
+  query: ListPetsQuery,
+): Effect.Effect<PetPage, StorageUnavailable, PetRepository> =>
+  Effect.flatMap(PetRepository, (repository) =>
+    Effect.map(
+      repository.list({
+        status: Option.fromNullable(query.status),
+        afterId: Option.fromNullable(query.cursor),
+        limit: query.limit,
+      }),
+      ({ pets, hasMore }) => ({
+        pets,
+        next: hasMore ? Option.map(Array.last(pets), (pet) => pet.id) : Option.none(),
+      }),
+    ),
+  )

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Either, Schema } from "effect"
-import { ListPetsQuery, PageCursor, PetId } from "../src/index.js"
+import { Limit, ListPetsQuery, maxCursorLength, PageCursor, PetId } from "../src/index.js"
 
 const decode = Schema.decodeUnknownEither(ListPetsQuery)
 
@@ -28,6 +28,26 @@ describe("ListPetsQuery", () => {
   })
 })
 
+describe("Limit", () => {
+  it("accepts the integers from 1 to 100", () => {
+    for (const limit of [1, 20, 100]) {
+      assert.deepEqual(Schema.decodeUnknownEither(Limit)(limit), Either.right(limit))
+    }
+  })
+
+  it("refuses 0, negatives, more than 100 and fractions, so no repository ever sees them", () => {
+    for (const limit of [0, -5, 101, 1.5]) {
+      assert.ok(Either.isLeft(Schema.decodeUnknownEither(Limit)(limit)), String(limit))
+      assert.throws(() => Limit.make(limit))
+    }
+  })
+
+  it("is what ListPetsQuery decodes limit to", () => {
+    const decoded = Schema.decodeUnknownSync(ListPetsQuery)({ limit: "7" })
+    assert.ok(Schema.is(Limit)(decoded.limit))
+  })
+})
+
 describe("PageCursor", () => {
   it("round-trips a pet id through an opaque token", () => {
     const token = Schema.encodeSync(PageCursor)(PetId.make(42))
@@ -35,7 +55,16 @@ describe("PageCursor", () => {
     assert.equal(Schema.decodeSync(PageCursor)(token), 42)
   })
 
-  it("refuses tokens it did not issue", () => {
+  it("refuses a token longer than maxCursorLength, saying so", () => {
+    const long = "A".repeat(maxCursorLength + 1)
+    const decoded = Schema.decodeUnknownEither(PageCursor)(long)
+    assert.ok(Either.isLeft(decoded))
+    assert.match(String(decoded.left), /longer than 200 characters/)
+    const atTheBound = Schema.encodeSync(PageCursor)(PetId.make(1)).padEnd(maxCursorLength, "A")
+    assert.ok(Either.isLeft(Schema.decodeUnknownEither(PageCursor)(atTheBound)))
+  })
+
+  it("refuses tokens that do not decode to a pet id", () => {
     const forged = [
       "",
       "42",

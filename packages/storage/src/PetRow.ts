@@ -1,12 +1,12 @@
-import { Pet, PetStatus } from "@petstore/core"
+import { IntegerText, Pet, PetStatus } from "@petstore/core"
 import { ParseResult, Schema } from "effect"
 
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
-const integerText = /^-?[0-9]+$/
+const isIntegerText = Schema.is(IntegerText)
 
 const exactNumber = (value: bigint | string | number): number | undefined => {
   if (typeof value === "number") return Number.isSafeInteger(value) ? value : undefined
-  if (typeof value === "string" && !integerText.test(value)) return undefined
+  if (typeof value === "string" && !isIntegerText(value)) return undefined
   const integer = BigInt(value)
   return integer >= -maxSafe && integer <= maxSafe ? Number(integer) : undefined
 }

@@ -1,18 +1,42 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import {
+  IdempotencyKey,
+  IdempotencyScope,
   PetRepository,
   StorageUnavailable,
+  type IdempotencyClaim,
   type NewPet,
   type Pet,
   type PetSlice,
+  type PetSlicePage,
 } from "@petstore/core"
-import { Array, Cause, Effect, Layer, Option, Order, Schema, type Scope } from "effect"
+import {
+  Array,
+  Cause,
+  Clock,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  Order,
+  Schema,
+  type Scope,
+} from "effect"
 import { makeGroupCommit, type GroupCommitOptions } from "./group-commit.js"
+import {
+  claimId,
+  idempotencyTtlMillis,
+  makeInFlightClaims,
+  purgeInBackground,
+  type IdempotencyOptions,
+} from "./idempotency.js"
+import { answerBatch, planBatch, type BatchItem, type StoredClaim } from "./pet-batch.js"
 import { migrate } from "./pet-migrations.js"
 import { PetFromRow } from "./PetRow.js"
+import { unavailableOrDefect } from "./transient-failure.js"
 
-export interface SqlPetRepositoryOptions {
+export interface SqlPetRepositoryOptions extends IdempotencyOptions {
   /** How concurrent creates share commits; see `GroupCommitOptions`. */
   readonly groupCommit?: Partial<GroupCommitOptions>
 }
@@ -21,14 +45,41 @@ export interface SqlPetRepositoryOptions {
  * Measured in tools/bench/group-commit.ts: holding a batch open for one event-loop turn batches
  * as well as a 1 ms timer, without delaying a create that arrives alone.
  */
-export const defaultGroupCommit: GroupCommitOptions = { maxBatchSize: 256, window: 0 }
+export const defaultGroupCommit: GroupCommitOptions = {
+  maxBatchSize: 256,
+  window: 0,
+  commitTimeout: "10 seconds",
+  maxWaiting: 10_000,
+}
 
 const unavailable = (cause: unknown) => new StorageUnavailable({ cause })
+
+/** `rows` as a page of `limit` pets, the slice having been selected with `limit + 1` rows. */
+const toPage = (rows: ReadonlyArray<Pet>, limit: number): PetSlicePage => ({
+  pets: rows.slice(0, limit),
+  hasMore: rows.length > limit,
+})
 
 // A row that is not a valid Pet (an id beyond 2^53 − 1, say) means the data breaks the schema's
 // own CHECKs: retrying cannot help, so it is a defect, not StorageUnavailable.
 const decodePets = (rows: ReadonlyArray<unknown>) =>
   Effect.orDie(Schema.decodeUnknown(Schema.Array(PetFromRow))(rows))
+
+const ClaimColumns = Schema.Struct({
+  scope: IdempotencyScope,
+  key: IdempotencyKey,
+  fingerprint: Schema.String,
+})
+
+/** Rows of `idempotency_keys` joined with their pets' columns. */
+const decodeStoredClaims = (rows: ReadonlyArray<unknown>) =>
+  Effect.map(
+    Effect.all([
+      Effect.orDie(Schema.decodeUnknown(Schema.Array(ClaimColumns))(rows)),
+      decodePets(rows),
+    ]),
+    ([claims, pets]) => Array.zipWith(claims, pets, (claim, pet) => ({ ...claim, pet })),
+  )
 
 const byId = Order.mapInput(Order.number, (pet: Pet) => pet.id)
 
@@ -55,14 +106,28 @@ const inSentOrder = (sent: ReadonlyArray<NewPet>, inserted: ReadonlyArray<Pet>) 
  * The `PetRepository` on any `@effect/sql` client (SQLite and PostgreSQL are tested). It
  * migrates the schema, then creates pets through group commit: creates that arrive together
  * are inserted by one statement in one transaction, and each is answered after that commit.
- * Driver failures become `StorageUnavailable`.
+ * Driver failures a retry may cure (the store unreachable, busy, full or timed out) become
+ * `StorageUnavailable`, as do a batch that outlasts its bound and a create refused by a full
+ * queue; any other driver failure is a defect.
+ *
+ * `createOnce` shares those batches. While a create with the same scope and key has not finished
+ * in this process, another fails at once with `IdempotencyKeyInUse`; a process knows nothing of
+ * another's in-flight creates, but their batches take turns under the writers' lock (one writer
+ * on SQLite, `LOCK TABLE` on PostgreSQL), and each looks its keys up after taking it, so the
+ * later one replays what the earlier one committed. Keys expire after `idempotencyTtl` and are
+ * deleted by a fiber of the scope every `idempotencyPurgeInterval`.
  */
 export const make = (
   options: SqlPetRepositoryOptions = {},
 ): Effect.Effect<PetRepository["Type"], StorageUnavailable, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    yield* Effect.catchAllCause(migrate, (cause) => Effect.fail(unavailable(Cause.squash(cause))))
+    const ttl = idempotencyTtlMillis(options)
+    yield* Effect.catchAllCause(migrate, (cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.interrupt
+        : Effect.fail(unavailable(Cause.squash(cause))),
+    )
 
     const columns = sql.literal(`id, name, category_id AS "categoryId", status`)
 
@@ -86,32 +151,127 @@ export const make = (
         defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none(),
       )
 
-    const insertAll = (pets: Array.NonEmptyReadonlyArray<NewPet>) =>
-      inTransaction(
-        Effect.zipRight(
-          serializeWriters,
-          sql`INSERT INTO pets ${sql.insert(
-            pets.map((pet) => ({
-              name: pet.name,
-              category_id: pet.categoryId,
-              status: pet.status ?? null,
-            })),
-          )} RETURNING ${columns}`,
-        ),
-      ).pipe(
-        query,
-        Effect.mapError(unavailable),
+    const insertPets = (pets: Array.NonEmptyReadonlyArray<NewPet>) =>
+      sql`INSERT INTO pets ${sql.insert(
+        pets.map((pet) => ({
+          name: pet.name,
+          category_id: pet.categoryId,
+          status: pet.status ?? null,
+        })),
+      )} RETURNING ${columns}`.pipe(
         Effect.flatMap(decodePets),
         Effect.flatMap((inserted) => inSentOrder(pets, inserted)),
       )
 
-    const create = yield* makeGroupCommit(insertAll, {
+    // Expired keys not purged yet are ignored here and replaced by `storeClaims`.
+    const selectStoredClaims = (
+      claims: Array.NonEmptyReadonlyArray<IdempotencyClaim>,
+      cutoff: number,
+    ) =>
+      sql`SELECT k.scope, k.idempotency_key AS "key", k.fingerprint,
+                 p.id, p.name, p.category_id AS "categoryId", p.status
+          FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
+          WHERE (k.scope, k.idempotency_key) IN (VALUES ${sql.csv(
+            claims.map((claim) => sql`(${claim.scope}, ${claim.key})`),
+          )})
+            AND k.created_at > ${cutoff}`.pipe(
+        Effect.flatMap(decodeStoredClaims),
+        Effect.map(
+          (rows) =>
+            new Map(
+              rows.map(({ scope, key, fingerprint, pet }) => [
+                claimId({ scope, key }),
+                { fingerprint, pet },
+              ]),
+            ),
+        ),
+      )
+
+    // A key row may only replace an expired one. Under the writers' lock the lookup has already
+    // seen any live row; should one appear anyway, the batch is rolled back rather than keep a
+    // pet its key does not point to.
+    const storeClaims = (
+      claims: Array.NonEmptyReadonlyArray<{ claim: IdempotencyClaim; pet: Pet }>,
+      now: number,
+    ) =>
+      sql`INSERT INTO idempotency_keys ${sql.insert(
+        claims.map(({ claim, pet }) => ({
+          scope: claim.scope,
+          idempotency_key: claim.key,
+          fingerprint: claim.fingerprint,
+          pet_id: pet.id,
+          created_at: now,
+        })),
+      )}
+      ON CONFLICT (scope, idempotency_key) DO UPDATE
+        SET fingerprint = excluded.fingerprint, pet_id = excluded.pet_id,
+            created_at = excluded.created_at
+        WHERE idempotency_keys.created_at <= ${now - ttl}
+      RETURNING scope`.pipe(
+        Effect.flatMap((rows) =>
+          rows.length === claims.length
+            ? Effect.void
+            : Effect.dieMessage("an idempotency key was stored by another writer meanwhile"),
+        ),
+      )
+
+    /**
+     * One batch, in one transaction: the keys the batch claims are looked up (one query), then
+     * the pets are inserted (one statement) and their keys stored (one statement), so neither a
+     * pet nor its key is ever kept without the other.
+     */
+    const commitBatch = (items: Array.NonEmptyReadonlyArray<BatchItem>) =>
+      Effect.gen(function* () {
+        yield* serializeWriters
+        const now = yield* Clock.currentTimeMillis
+        const claimed = Array.filterMap(items, (item) => Option.fromNullable(item.claim))
+        const stored = Array.isNonEmptyReadonlyArray(claimed)
+          ? yield* selectStoredClaims(claimed, now - ttl)
+          : new Map<string, StoredClaim>()
+        const plan = planBatch(items, stored)
+        const inserted = Array.isNonEmptyReadonlyArray(plan.inserts)
+          ? yield* insertPets(plan.inserts)
+          : []
+        const claims = Array.filterMap(plan.claims, ({ claim, index }) =>
+          Option.map(Array.get(inserted, index), (pet) => ({ claim, pet })),
+        )
+        if (Array.isNonEmptyReadonlyArray(claims)) yield* storeClaims(claims, now)
+        return yield* answerBatch(plan, inserted)
+      }).pipe(inTransaction, query, Effect.catchAll(unavailableOrDefect))
+
+    const submit = yield* makeGroupCommit(commitBatch, {
       ...defaultGroupCommit,
       ...options.groupCommit,
     })
+    const commit = (item: BatchItem) =>
+      Effect.mapError(submit(item), (error) =>
+        error instanceof StorageUnavailable ? error : unavailable(error),
+      )
+    const create = (pet: NewPet) =>
+      Effect.flatMap(commit({ pet }), (answer) =>
+        Either.match(answer, {
+          onLeft: () => Effect.dieMessage("a create without an idempotency key was refused"),
+          onRight: (created) => Effect.succeed(created.pet),
+        }),
+      )
+    const guard = makeInFlightClaims()
+    const createOnce = (pet: NewPet, claim: IdempotencyClaim) =>
+      guard(
+        claim,
+        Effect.flatMap(commit({ pet, claim }), (answer) => answer),
+      )
 
-    const selectPage = ({ status, afterId, limit }: PetSlice) => {
+    yield* purgeInBackground(
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        query(sql`DELETE FROM idempotency_keys WHERE created_at <= ${now - ttl}`),
+      ),
+      options,
+    )
+
+    // One row beyond the limit tells whether more follow, without a second query.
+    const selectRows = ({ status, afterId, limit: pageLimit }: PetSlice) => {
       const after = Option.getOrElse(afterId, () => 0)
+      const limit = pageLimit + 1
       return Option.match(status, {
         onNone: () =>
           sql`SELECT ${columns} FROM pets WHERE id > ${after} ORDER BY id LIMIT ${limit}`,
@@ -136,15 +296,21 @@ export const make = (
 
     return PetRepository.of({
       create,
+      createOnce,
       findById: (id) =>
         sql`SELECT ${columns} FROM pets WHERE id = ${id}`.pipe(
           query,
-          Effect.mapError(unavailable),
+          Effect.catchAll(unavailableOrDefect),
           Effect.flatMap(decodePets),
           Effect.map(Array.head),
         ),
       list: (slice) =>
-        selectPage(slice).pipe(query, Effect.mapError(unavailable), Effect.flatMap(decodePets)),
+        selectRows(slice).pipe(
+          query,
+          Effect.catchAll(unavailableOrDefect),
+          Effect.flatMap(decodePets),
+          Effect.map((rows) => toPage(rows, slice.limit)),
+        ),
     })
   })
 

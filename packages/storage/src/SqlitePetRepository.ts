@@ -5,13 +5,20 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { PetRepository, StorageUnavailable } from "@petstore/core"
-import { Effect, Layer, type Scope } from "effect"
+import { Duration, Effect, Layer, type Scope } from "effect"
 import * as SqlPetRepository from "./SqlPetRepository.js"
 
 export interface SqlitePetRepositoryOptions extends SqlPetRepository.SqlPetRepositoryOptions {
   /** The database file, resolved against the working directory; created, with its directory, if missing. */
   readonly filename: string
+  /**
+   * How long a statement waits for another connection's lock on the file before failing with
+   * `StorageUnavailable` (`PRAGMA busy_timeout`); 5 s unless given.
+   */
+  readonly busyTimeout?: Duration.DurationInput
 }
+
+export const defaultBusyTimeout = Duration.seconds(5)
 
 const refuse = (problem: string) => (cause: unknown) =>
   new StorageUnavailable({ cause: new Error(problem, { cause }) })
@@ -45,22 +52,27 @@ const prepareLocation = (filename: string) =>
     }
   })
 
-/** WAL with `synchronous=FULL`: each commit is fsynced before it returns, so a 201 is on disk. */
-const requireDurableCommits = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`PRAGMA synchronous = FULL`
-  const journalMode = (yield* sql`PRAGMA journal_mode`)[0]?.["journal_mode"]
-  const synchronous = (yield* sql`PRAGMA synchronous`)[0]?.["synchronous"]
-  if (journalMode !== "wal" || synchronous !== 2) {
-    return yield* new StorageUnavailable({
-      cause: new Error(
-        `SQLite runs with journal_mode=${String(journalMode)} and synchronous=${String(synchronous)}; the store requires WAL and FULL (2)`,
-      ),
-    })
-  }
-}).pipe(
-  Effect.catchTag("SqlError", (error) => Effect.fail(new StorageUnavailable({ cause: error }))),
-)
+/**
+ * WAL with `synchronous=FULL`: each commit is fsynced before it returns, so a 201 is on disk.
+ * A statement waits at most `busyTimeout` for a lock held by another connection.
+ */
+const configureConnection = (busyTimeout: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`PRAGMA busy_timeout = ${sql.literal(String(Math.round(Duration.toMillis(busyTimeout))))}`
+    yield* sql`PRAGMA synchronous = FULL`
+    const journalMode = (yield* sql`PRAGMA journal_mode`)[0]?.["journal_mode"]
+    const synchronous = (yield* sql`PRAGMA synchronous`)[0]?.["synchronous"]
+    if (journalMode !== "wal" || synchronous !== 2) {
+      return yield* new StorageUnavailable({
+        cause: new Error(
+          `SQLite runs with journal_mode=${String(journalMode)} and synchronous=${String(synchronous)}; the store requires WAL and FULL (2)`,
+        ),
+      })
+    }
+  }).pipe(
+    Effect.catchTag("SqlError", (error) => Effect.fail(new StorageUnavailable({ cause: error }))),
+  )
 
 /** Opens (or creates) the SQLite file and the repository on it; the file closes with the scope. */
 export const make = (
@@ -75,9 +87,10 @@ export const make = (
       // a store we cannot open, not a bug in this program.
       Effect.catchAllDefect((cause) => Effect.fail(new StorageUnavailable({ cause }))),
     )
-    return yield* Effect.zipRight(requireDurableCommits, SqlPetRepository.make(options)).pipe(
-      Effect.provideService(SqlClient.SqlClient, client),
-    )
+    return yield* Effect.zipRight(
+      configureConnection(options.busyTimeout ?? defaultBusyTimeout),
+      SqlPetRepository.make(options),
+    ).pipe(Effect.provideService(SqlClient.SqlClient, client))
   })
 
 export const layer = (

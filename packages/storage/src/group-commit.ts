@@ -1,4 +1,15 @@
-import { Array, Chunk, Deferred, Duration, Effect, Exit, Queue, type Scope } from "effect"
+import {
+  Array,
+  Chunk,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Queue,
+  type Scope,
+} from "effect"
 
 export interface GroupCommitOptions {
   /** The most items one commit takes. */
@@ -9,11 +20,33 @@ export interface GroupCommitOptions {
    * idle store adds no delay.
    */
   readonly window: Duration.DurationInput
+  /** How long one batch's commit may take before each of its callers fails with `GroupCommitTimedOut`. */
+  readonly commitTimeout: Duration.DurationInput
+  /** The most items waiting for a batch; an item offered beyond it fails at once with `GroupCommitQueueFull`. */
+  readonly maxWaiting: number
+}
+
+/** A batch's commit did not finish within `commitTimeout`; whether it took effect is unknown. */
+export class GroupCommitTimedOut extends Data.TaggedError("GroupCommitTimedOut")<{
+  readonly timeout: Duration.Duration
+}> {
+  override get message() {
+    return `the batch did not commit within ${Duration.format(this.timeout)}`
+  }
+}
+
+/** `maxWaiting` items were already waiting: the item was refused, not queued. */
+export class GroupCommitQueueFull extends Data.TaggedError("GroupCommitQueueFull")<{
+  readonly maxWaiting: number
+}> {
+  override get message() {
+    return `${this.maxWaiting} items are already waiting to be committed`
+  }
 }
 
 interface Pending<I, A, E> {
   readonly item: I
-  readonly result: Deferred.Deferred<A, E>
+  readonly result: Deferred.Deferred<A, E | GroupCommitTimedOut>
 }
 
 /** Resumes after the I/O callbacks already due have run (`setImmediate`), not in a microtask. */
@@ -34,11 +67,16 @@ const nextEventLoopTurn = Effect.async<void>((resume) => {
 export const makeGroupCommit = <I, A, E>(
   commit: (items: Array.NonEmptyReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
   options: GroupCommitOptions,
-): Effect.Effect<(item: I) => Effect.Effect<A, E>, never, Scope.Scope> =>
+): Effect.Effect<
+  (item: I) => Effect.Effect<A, E | GroupCommitTimedOut | GroupCommitQueueFull>,
+  never,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
-    const queue = yield* Queue.unbounded<Pending<I, A, E>>()
+    const queue = yield* Queue.dropping<Pending<I, A, E>>(options.maxWaiting)
     const window = Duration.decode(options.window)
     const holdOpen = Duration.isZero(window) ? nextEventLoopTurn : Effect.sleep(window)
+    const commitTimeout = Duration.decode(options.commitTimeout)
 
     const gather = (first: Pending<I, A, E>) =>
       Effect.map(
@@ -46,17 +84,39 @@ export const makeGroupCommit = <I, A, E>(
         (rest) => Array.prepend(Chunk.toReadonlyArray(rest), first),
       )
 
+    // The commit and its timer run as daemon fibers, out of reach of the writer's interruption
+    // (a batch being committed finishes even when the scope closes). On expiry the callers are
+    // answered at once and the commit is interrupted in the background, since a store that
+    // hangs may hang its rollback too.
+    const boundedCommit = (items: Array.NonEmptyReadonlyArray<I>) =>
+      Effect.gen(function* () {
+        const outcome = yield* Deferred.make<ReadonlyArray<A>, E | GroupCommitTimedOut>()
+        const committing = yield* Effect.forkDaemon(
+          Effect.interruptible(Effect.intoDeferred(commit(items), outcome)),
+        )
+        const timer = yield* Effect.forkDaemon(
+          Effect.interruptible(
+            Effect.zipRight(
+              Effect.sleep(commitTimeout),
+              Effect.zipRight(
+                Deferred.fail(outcome, new GroupCommitTimedOut({ timeout: commitTimeout })),
+                Fiber.interruptFork(committing),
+              ),
+            ),
+          ),
+        )
+        return yield* Effect.ensuring(Deferred.await(outcome), Fiber.interruptFork(timer))
+      })
+
     const settle = (batch: Array.NonEmptyReadonlyArray<Pending<I, A, E>>) =>
       Effect.flatMap(
-        Effect.exit(commit(Array.map(batch, (pending) => pending.item))),
+        Effect.exit(boundedCommit(Array.map(batch, (pending) => pending.item))),
         (exit): Effect.Effect<void> => {
           if (Exit.isFailure(exit)) {
             return Effect.forEach(
               batch,
               (pending) => Deferred.failCause(pending.result, exit.cause),
-              {
-                discard: true,
-              },
+              { discard: true },
             )
           }
           if (exit.value.length !== batch.length) {
@@ -97,7 +157,13 @@ export const makeGroupCommit = <I, A, E>(
     yield* Effect.forkScoped(writer)
 
     return (item: I) =>
-      Effect.flatMap(Deferred.make<A, E>(), (result) =>
-        Effect.zipRight(Queue.offer(queue, { item, result }), Deferred.await(result)),
+      Effect.flatMap(Deferred.make<A, E | GroupCommitTimedOut>(), (result) =>
+        Effect.flatMap(
+          Queue.offer(queue, { item, result }),
+          (queued): Effect.Effect<A, E | GroupCommitTimedOut | GroupCommitQueueFull> =>
+            queued
+              ? Deferred.await(result)
+              : Effect.fail(new GroupCommitQueueFull({ maxWaiting: options.maxWaiting })),
+        ),
       )
   })

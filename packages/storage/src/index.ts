@@ -4,6 +4,11 @@ export * as SqlitePetRepository from "./SqlitePetRepository.js"
 export * as PostgresPetRepository from "./PostgresPetRepository.js"
 export type { GroupCommitOptions } from "./group-commit.js"
 export {
+  defaultIdempotencyPurgeInterval,
+  defaultIdempotencyTtl,
+  type IdempotencyOptions,
+} from "./idempotency.js"
+export {
   describeStorageChoice,
   parseStorageChoice,
   storageLayer,

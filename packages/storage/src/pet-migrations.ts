@@ -32,7 +32,38 @@ const createPets = Effect.gen(function* () {
   yield* sql`CREATE INDEX pets_status_id ON pets (status, id)`
 })
 
-const migrations = Migrator.fromRecord({ "1_create_pets": createPets })
+// A key is remembered with the pet it created and when (epoch milliseconds, from the
+// repository's Clock), so that a retry is answered with that pet until the key expires.
+const createIdempotencyKeys = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () => sql`
+      CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        pet_id BIGINT NOT NULL REFERENCES pets (id),
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (scope, idempotency_key)
+      )`,
+    orElse: () => sql`
+      CREATE TABLE idempotency_keys (
+        scope TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        pet_id INTEGER NOT NULL REFERENCES pets (id),
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, idempotency_key)
+      ) STRICT`,
+  })
+  // The background purge deletes by age.
+  yield* sql`CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at)`
+})
+
+const migrations = Migrator.fromRecord({
+  "1_create_pets": createPets,
+  "2_create_idempotency_keys": createIdempotencyKeys,
+})
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: migrationsTable })
 

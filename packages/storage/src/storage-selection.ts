@@ -1,8 +1,10 @@
 import path from "node:path"
 import type { PetRepository, StorageUnavailable } from "@petstore/core"
 import { Either, Redacted, type Layer } from "effect"
+import type { IdempotencyOptions } from "./idempotency.js"
 import * as MemoryPetRepository from "./MemoryPetRepository.js"
 import * as PostgresPetRepository from "./PostgresPetRepository.js"
+import { readPostgresUrl } from "./postgres-url.js"
 import * as SqlitePetRepository from "./SqlitePetRepository.js"
 
 /** Which adapter backs the service, as parsed from `PETSTORE_STORAGE`. */
@@ -17,9 +19,10 @@ const accepted = '"memory", "file:<path>" or a "postgres://…" URL'
 
 // The text may hold a password: a refusal never echoes it.
 const parsePostgresUrl = (text: string): Either.Either<StorageChoice, string> =>
-  URL.canParse(text)
-    ? Either.right({ kind: "postgres", url: Redacted.make(text) })
-    : Either.left("PETSTORE_STORAGE is not a valid PostgreSQL URL")
+  Either.match(readPostgresUrl(text), {
+    onLeft: (reason) => Either.left(`PETSTORE_STORAGE ${reason}`),
+    onRight: () => Either.right({ kind: "postgres", url: Redacted.make(text) }),
+  })
 
 /**
  * Reads a `PETSTORE_STORAGE` value: `memory`, `file:<path>` (an SQLite file; a relative path is
@@ -44,19 +47,20 @@ export const parseStorageChoice = (text: string): Either.Either<StorageChoice, s
 }
 
 /** `PostgreSQL database "petstore" on db.example:5432 as app`: the URL without its secrets. */
-const describePostgres = (url: Redacted.Redacted<string>): string => {
-  const parsed = new URL(Redacted.value(url))
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""))
-  const user = decodeURIComponent(parsed.username)
-  return [
-    "PostgreSQL",
-    database === "" ? "default database" : `database ${JSON.stringify(database)}`,
-    parsed.host === "" ? "" : `on ${parsed.host}`,
-    user === "" ? "" : `as ${user}`,
-  ]
-    .filter((part) => part !== "")
-    .join(" ")
-}
+const describePostgres = (url: Redacted.Redacted<string>): string =>
+  Either.match(readPostgresUrl(Redacted.value(url)), {
+    // A choice made by hand rather than by parseStorageChoice may hold any text.
+    onLeft: () => "PostgreSQL (a URL that cannot be read)",
+    onRight: ({ host, database, user }) =>
+      [
+        "PostgreSQL",
+        database === "" ? "default database" : `database ${JSON.stringify(database)}`,
+        host === "" ? "" : `on ${host}`,
+        user === "" ? "" : `as ${user}`,
+      ]
+        .filter((part) => part !== "")
+        .join(" "),
+  })
 
 /** How the start-up log names the storage, without secrets. */
 export const describeStorageChoice = (choice: StorageChoice): string => {
@@ -70,15 +74,17 @@ export const describeStorageChoice = (choice: StorageChoice): string => {
   }
 }
 
+/** The adapter chosen, with the idempotency options given (`idempotencyTtl`, say) if any. */
 export const storageLayer = (
   choice: StorageChoice,
+  options: IdempotencyOptions = {},
 ): Layer.Layer<PetRepository, StorageUnavailable> => {
   switch (choice.kind) {
     case "memory":
-      return MemoryPetRepository.layer
+      return MemoryPetRepository.layerWith(options)
     case "sqlite":
-      return SqlitePetRepository.layer({ filename: choice.filename })
+      return SqlitePetRepository.layer({ ...options, filename: choice.filename })
     case "postgres":
-      return PostgresPetRepository.layer({ url: choice.url })
+      return PostgresPetRepository.layer({ ...options, url: choice.url })
   }
 }

@@ -1,4 +1,6 @@
 import { MemoryPetRepository } from "../src/index.js"
 import { repositoryContract } from "../src/testing/index.js"
 
-repositoryContract("in-memory", MemoryPetRepository.layer)
+repositoryContract("in-memory", MemoryPetRepository.layer, {
+  withIdempotencyTtl: (ttl) => MemoryPetRepository.layerWith({ idempotencyTtl: ttl }),
+})

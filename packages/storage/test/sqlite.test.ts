@@ -5,10 +5,12 @@ import path from "node:path"
 import { after, describe, it } from "node:test"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { CategoryId, NewPet, PetRepository, type StorageUnavailable } from "@petstore/core"
-import { Array, Cause, Effect, Exit, Option } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { CategoryId, Limit, NewPet, PetRepository } from "@petstore/core"
+import { Array, Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { explainStorageFailure, SqlitePetRepository } from "../src/index.js"
 import { repositoryContract, sqliteIntegrityCheck } from "../src/testing/index.js"
+import { driverCode } from "./driver-code.js"
 
 const directory = mkdtempSync(path.join(tmpdir(), "petstore-sqlite-"))
 after(() => rmSync(directory, { recursive: true, force: true }))
@@ -46,7 +48,11 @@ const openFailure = async (filename: string) => {
   return explainStorageFailure({ kind: "sqlite", filename }, exit.cause)
 }
 
-repositoryContract("SQLite file", SqlitePetRepository.layer({ filename: freshFile() }))
+const contractFile = freshFile()
+repositoryContract("SQLite file", SqlitePetRepository.layer({ filename: contractFile }), {
+  withIdempotencyTtl: (ttl) =>
+    SqlitePetRepository.layer({ filename: contractFile, idempotencyTtl: ttl }),
+})
 
 describe("SQLite file", () => {
   it("keeps pets across reopening, and continues ids above all previous ones", async () => {
@@ -56,12 +62,12 @@ describe("SQLite file", () => {
     )
     const [listed, next] = await withRepository(filename, (repository) =>
       Effect.all([
-        repository.list({ status: Option.none(), afterId: Option.none(), limit: 10 }),
+        repository.list({ status: Option.none(), afterId: Option.none(), limit: Limit.make(10) }),
         repository.create(newPet("after reopening")),
       ]),
     )
     assert.deepEqual(
-      listed.map((pet) => ({ ...pet })),
+      listed.pets.map((pet) => ({ ...pet })),
       created.map((pet) => ({ ...pet })),
     )
     assert.ok(created.every((pet) => next.id > pet.id))
@@ -75,7 +81,7 @@ describe("SQLite file", () => {
     assert.deepEqual(await sqliteIntegrityCheck(filename), ["ok"])
   })
 
-  it("never produces an id beyond 2^53 − 1", async () => {
+  it("never produces an id beyond 2^53 − 1: the CHECK refusing it is a defect, not StorageUnavailable", async () => {
     const filename = freshFile()
     await withRepository(filename, (repository) => repository.create(newPet("first")))
     await runSql(
@@ -91,9 +97,53 @@ describe("SQLite file", () => {
     assert.ok(Exit.isSuccess(last))
     assert.equal(last.value.id, Number.MAX_SAFE_INTEGER)
     assert.ok(Exit.isFailure(tooMany))
-    assert.deepEqual(
-      Option.map(Cause.failureOption(tooMany.cause), (error: StorageUnavailable) => error._tag),
-      Option.some("StorageUnavailable"),
+    assert.ok(Option.isNone(Cause.failureOption(tooMany.cause)), "a retry cannot help")
+    const defect = Option.getOrThrow(Cause.dieOption(tooMany.cause))
+    assert.ok(defect instanceof SqlError)
+    assert.match(String(driverCode(defect)), /^SQLITE_CONSTRAINT/)
+  })
+
+  it("fails a create with StorageUnavailable after busyTimeout while another connection holds the write lock", async () => {
+    const filename = freshFile()
+    await withRepository(filename, (repository) => repository.create(newPet("first")))
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const other = yield* SqliteClient.make({ filename }).pipe(
+            Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
+          )
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          const holder = yield* Effect.fork(
+            other.withTransaction(
+              Effect.zipRight(
+                other`INSERT INTO pets (name, category_id) VALUES ('held', 1)`,
+                Effect.zipRight(Deferred.succeed(locked, undefined), Deferred.await(release)),
+              ),
+            ),
+          )
+          yield* Deferred.await(locked)
+
+          const repository = yield* SqlitePetRepository.make({
+            filename,
+            busyTimeout: "100 millis",
+          })
+          const started = Date.now()
+          const refused = yield* Effect.exit(repository.create(newPet("while locked")))
+          const waited = Date.now() - started
+          assert.ok(Exit.isFailure(refused))
+          const failure = Option.getOrThrow(Cause.failureOption(refused.cause))
+          assert.equal(failure._tag, "StorageUnavailable")
+          assert.equal(driverCode(failure.cause), "SQLITE_BUSY")
+          // better-sqlite3 waits 5 s unless told otherwise.
+          assert.ok(waited < 2000, `the create waited ${waited} ms`)
+
+          yield* Deferred.succeed(release, undefined)
+          yield* Fiber.join(holder)
+          const after = yield* repository.create(newPet("after the lock"))
+          assert.equal(after.name, "after the lock")
+        }),
+      ),
     )
   })
 

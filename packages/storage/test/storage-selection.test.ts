@@ -60,4 +60,24 @@ describe("PETSTORE_STORAGE", () => {
     )
     assert.match(refusal(""), /must be/)
   })
+
+  it("refuses a PostgreSQL URL whose %-escapes do not decode, in one line, never echoing it", () => {
+    for (const url of [
+      "postgres://us%zzer@127.0.0.1/db",
+      "postgres://app:pa%zz-s3cret@db.example/pets",
+      "postgres://app:s3cret@db.example/pe%zzts",
+      "postgresql://app:s3cret%@db.example/pets",
+    ]) {
+      const message = refusal(url)
+      assert.match(message, /^PETSTORE_STORAGE is not a valid PostgreSQL URL: /, url)
+      assert.doesNotMatch(message, /s3cret|us%zzer|\n/, url)
+    }
+  })
+
+  it("describes any choice without throwing, even one not made by parseStorageChoice", () => {
+    for (const url of ["postgres://us%zzer:s3cret@127.0.0.1/db", "not a URL at all"]) {
+      const choice: StorageChoice = { kind: "postgres", url: Redacted.make(url) }
+      assert.equal(describeStorageChoice(choice), "PostgreSQL (a URL that cannot be read)")
+    }
+  })
 })

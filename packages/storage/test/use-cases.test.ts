@@ -4,6 +4,7 @@ import {
   CategoryId,
   createPet,
   getPet,
+  Limit,
   listPets,
   NewPet,
   PetId,
@@ -11,7 +12,7 @@ import {
   type PetRepository,
   type PetStatus,
 } from "@petstore/core"
-import { Effect, Either, Option } from "effect"
+import { Array, Effect, Either, Option } from "effect"
 import { MemoryPetRepository } from "../src/index.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E, PetRepository>) =>
@@ -27,7 +28,7 @@ const everyPage = (limit: number, status?: PetStatus) =>
     let cursor: Option.Option<PetId> = Option.none()
     for (;;) {
       const page = yield* listPets({
-        limit,
+        limit: Limit.make(limit),
         ...(status ? { status } : {}),
         ...(Option.isSome(cursor) ? { cursor: cursor.value } : {}),
       })
@@ -42,9 +43,9 @@ describe("the use cases on the in-memory adapter", () => {
   it("createPet, then getPet finds it and listPets lists it", () =>
     run(
       Effect.gen(function* () {
-        const created = yield* createPet(newPet("Rex", "sold"))
+        const { pet: created } = yield* createPet(newPet("Rex", "sold"))
         assert.deepEqual({ ...(yield* getPet(created.id)) }, { ...created })
-        const page = yield* listPets({ limit: 20, status: "sold" })
+        const page = yield* listPets({ limit: Limit.make(20), status: "sold" })
         assert.deepEqual(
           page.pets.map((pet) => pet.id),
           [created.id],
@@ -65,9 +66,11 @@ describe("the use cases on the in-memory adapter", () => {
     run(
       Effect.gen(function* () {
         const statuses = [undefined, "available", "pending", "sold"] as const
-        const created = yield* Effect.forEach(
-          Array.from({ length: 103 }, (_, i) => i),
-          (i) => createPet(newPet(`pet ${i}`, statuses[i % statuses.length])),
+        const created = yield* Effect.forEach(Array.range(0, 102), (i) =>
+          Effect.map(
+            createPet(newPet(`pet ${i}`, statuses[i % statuses.length])),
+            ({ pet }) => pet,
+          ),
         )
         const ids = (pets: ReadonlyArray<Pet>) => pets.map((pet) => pet.id)
         assert.deepEqual(ids(yield* everyPage(10)), ids(created))
@@ -76,7 +79,9 @@ describe("the use cases on the in-memory adapter", () => {
           ids(yield* everyPage(7, "pending")),
           ids(created.filter((pet) => pet.status === "pending")),
         )
-        const exact = yield* listPets({ limit: 103 })
+        const lastHundred = Option.getOrThrow(Array.get(created, 2))
+        const exact = yield* listPets({ limit: Limit.make(100), cursor: lastHundred.id })
+        assert.equal(exact.pets.length, 100)
         assert.ok(Option.isNone(exact.next), "no next page when the last page is exactly full")
       }),
     ))

@@ -1,10 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto"
+import { hash, timingSafeEqual } from "node:crypto"
 import type { Middleware } from "koa"
 import { apiError, respondWithError } from "../api-error.js"
+import { bearerTokenPattern } from "../config.js"
 
-/** Who made an authenticated request: which configured key they presented. */
+/** Who made an authenticated request: the key they presented, by an id that is not the key. */
 export interface Principal {
-  readonly keyIndex: number
+  /** `env:` and the first 16 hex digits of the key's SHA-256: stable across restarts and processes. */
+  readonly keyId: string
 }
 
 export interface AuthState {
@@ -13,25 +15,46 @@ export interface AuthState {
 
 const realm = 'Bearer realm="petstore"'
 
-/** RFC 6750 §2.1: `Bearer` (any case), one or more spaces, then a b64token. */
-const bearerCredentials = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+/** RFC 6750 §2.1: `Bearer` (any case), one or more spaces, then a b64token, then nothing. */
+const bearerCredentials = /^Bearer +(\S+) *$/i
 
-const digest = (text: string) => createHash("sha256").update(text, "utf8").digest()
+const digest = (text: string) => hash("sha256", text, "buffer")
 
 /**
  * Finds which key `presented` is. Every key is compared, each through a SHA-256 digest of equal
  * length, so the time taken says nothing about how much of a key was right or which one matched.
  */
 const keyMatcher = (keys: ReadonlyArray<string>) => {
-  const digests = keys.map(digest)
-  return (presented: string): number => {
+  const known = keys.map((key) => {
+    const keyDigest = digest(key)
+    return { digest: keyDigest, principal: { keyId: `env:${keyDigest.toString("hex", 0, 8)}` } }
+  })
+  const compare = (presented: string): Principal | undefined => {
     const candidate = digest(presented)
-    let match = -1
-    digests.forEach((key, index) => {
-      if (timingSafeEqual(key, candidate) && match === -1) match = index
-    })
+    let match: Principal | undefined
+    for (const key of known) {
+      if (timingSafeEqual(key.digest, candidate) && match === undefined) match = key.principal
+    }
     return match
   }
+  // A key once admitted is known by its exact text; only admitted keys are kept, so a client
+  // cannot fill this, and unknown tokens always take the constant-time path.
+  const admitted = new Map<string, Principal>()
+  return (presented: string): Principal | undefined => {
+    const remembered = admitted.get(presented)
+    if (remembered !== undefined) return remembered
+    const principal = compare(presented)
+    if (principal !== undefined && admitted.size < 1_000) admitted.set(presented, principal)
+    return principal
+  }
+}
+
+const authorizationHeaderCount = (rawHeaders: ReadonlyArray<string>) => {
+  let count = 0
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]?.toLowerCase() === "authorization") count += 1
+  }
+  return count
 }
 
 /**
@@ -43,14 +66,20 @@ export const bearerAuth = (keys: ReadonlyArray<string>): Middleware<AuthState> =
   if (keys.length === 0) throw new Error("bearerAuth needs at least one API key")
   const matchKey = keyMatcher(keys)
   return async (ctx, next) => {
+    // Node keeps the first of several Authorization headers; a proxy may keep the last. Two
+    // credentials are refused rather than one of them chosen.
+    if (authorizationHeaderCount(ctx.req.rawHeaders) > 1) {
+      ctx.set("WWW-Authenticate", realm)
+      respondWithError(ctx, apiError("unauthorized", "send one Authorization header, not several"))
+      return
+    }
     const header = ctx.get("Authorization")
     const token = bearerCredentials.exec(header)?.[1]
-    if (token === undefined) {
+    if (token === undefined || !bearerTokenPattern.test(token)) {
       ctx.set("WWW-Authenticate", realm)
       respondWithError(
         ctx,
         apiError(
-          401,
           "unauthorized",
           header === ""
             ? "an API key is required: send it as Authorization: Bearer <key>"
@@ -59,13 +88,15 @@ export const bearerAuth = (keys: ReadonlyArray<string>): Middleware<AuthState> =
       )
       return
     }
-    const keyIndex = matchKey(token)
-    if (keyIndex === -1) {
+    const principal = matchKey(token)
+    if (principal === undefined) {
       ctx.set("WWW-Authenticate", `${realm}, error="invalid_token"`)
-      respondWithError(ctx, apiError(401, "unauthorized", "the API key is not valid"))
+      respondWithError(ctx, apiError("unauthorized", "the API key is not valid"))
       return
     }
-    ctx.state.principal = { keyIndex }
+    ctx.state.principal = principal
+    // What a key reads is the key holder's: no cache on the way may keep it, errors included.
+    ctx.set("Cache-Control", "no-store")
     await next()
   }
 }

@@ -1,29 +1,21 @@
-import type { Context, Middleware } from "koa"
+import type { Middleware } from "koa"
+import type { Deprecation } from "../api/operation.js"
 
-export interface DeprecationNotice {
-  /** When the operation became deprecated (RFC 9745 `Deprecation`). */
-  readonly since: Date
-  /** When it will be removed (RFC 8594 `Sunset`). */
-  readonly sunset: Date
-  /** The URI of what replaces it, sent as `Link: <…>; rel="successor-version"`. */
-  readonly successor: string
-}
+/** The headers every response of a deprecated operation carries, whatever its status. */
+export const deprecationHeaders = (deprecation: Deprecation, basePath: string) => ({
+  Deprecation: `@${Math.floor(deprecation.since.getTime() / 1000)}`,
+  Sunset: deprecation.sunset.toUTCString(),
+  Link: `<${basePath}${deprecation.successor}>; rel="successor-version"`,
+})
 
 /**
- * Marks every response to a deprecated operation, whatever its status: placed before
- * authentication so that even a 401 tells the client the operation is going away.
+ * Marks every response of a deprecated operation: placed before authentication in the
+ * operation's own route, so that even a 401 tells the client the operation is going away.
  */
-export const deprecation = (
-  appliesTo: (ctx: Context) => boolean,
-  notice: DeprecationNotice,
-): Middleware => {
-  const headers = {
-    Deprecation: `@${Math.floor(notice.since.getTime() / 1000)}`,
-    Sunset: notice.sunset.toUTCString(),
-    Link: `<${notice.successor}>; rel="successor-version"`,
-  }
+export const deprecation = (deprecation: Deprecation, basePath: string): Middleware => {
+  const headers = deprecationHeaders(deprecation, basePath)
   return async (ctx, next) => {
-    if (appliesTo(ctx)) ctx.set(headers)
+    ctx.set(headers)
     await next()
   }
 }

@@ -2,7 +2,7 @@ import type { Middleware } from "koa"
 import { apiError, respondWithError, type ApiError } from "../api-error.js"
 import type { Logger } from "../logger.js"
 
-const internalError = apiError(500, "internal_error", "an unexpected error occurred; it was logged")
+const internalError = apiError("internal_error", "an unexpected error occurred; it was logged")
 
 /** A 4xx that a library threw on purpose (http-errors style: `status` and `expose`). */
 const clientErrorOf = (error: unknown): ApiError | undefined => {
@@ -10,18 +10,19 @@ const clientErrorOf = (error: unknown): ApiError | undefined => {
   const status = "status" in error ? error.status : undefined
   const expose = "expose" in error ? error.expose : false
   return typeof status === "number" && status >= 400 && status < 500 && expose === true
-    ? apiError(status, "bad_request", "the request could not be processed")
+    ? apiError("bad_request", "the request could not be processed")
     : undefined
 }
 
 /**
  * Outermost middleware: whatever happens below, the client gets the JSON Error body, and
- * headers set on the way (`WWW-Authenticate`, `Allow`, `Deprecation`) are kept. Responses
- * left empty by routing (no route, wrong method) become Error bodies too. Unexpected failures
- * are logged with their stack and answered with a 500 that reveals nothing of them.
+ * headers set on the way (`WWW-Authenticate`, `Allow`, `Deprecation`) are kept. Unexpected
+ * failures are logged with their stack and answered with a 500 that reveals nothing of them.
  */
 export const errorHandler = (logger: Logger): Middleware => {
   return async (ctx, next) => {
+    // Every body is JSON (or the docs' own files): never let a browser guess another type.
+    ctx.set("X-Content-Type-Options", "nosniff")
     try {
       await next()
     } catch (error) {
@@ -34,22 +35,6 @@ export const errorHandler = (logger: Logger): Middleware => {
         })
       }
       respondWithError(ctx, clientError ?? internalError)
-      return
-    }
-    if (ctx.body !== undefined && ctx.body !== null) return
-    if (ctx.status === 404) {
-      respondWithError(ctx, apiError(404, "not_found", `nothing is at ${ctx.path}`))
-    } else if (ctx.status === 405 || ctx.status === 501) {
-      // The router answers 501 for methods it has no routes for at all; to the client that
-      // is the same as any other method this path does not allow.
-      respondWithError(
-        ctx,
-        apiError(
-          405,
-          "method_not_allowed",
-          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow")}`,
-        ),
-      )
     }
   }
 }

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import { getPetDeprecation } from "../app.js"
+import { petOperations } from "../api/pet-operations.js"
 import { readConfig } from "../config.js"
 import { openApiDocument } from "./openapi-document.js"
 import type { OpenApiDocument } from "./openapi-types.js"
@@ -14,6 +14,6 @@ export const defaultOpenApiDocument = (): OpenApiDocument => {
   return openApiDocument({
     basePath: config.basePath,
     servers: apiServers(config),
-    getPetDeprecation,
+    operations: petOperations,
   })
 }

@@ -1,20 +1,9 @@
-import { storageRetryAfterSeconds } from "../error-mapping.js"
+import { retryAfterSeconds } from "../api/domain-errors.js"
 import type { Header, Reference } from "./openapi-types.js"
 import { escapeRegExp } from "../escape-regexp.js"
 
-/** When a deprecated operation stopped being recommended and when it goes away. */
-export interface DeprecationDates {
-  readonly since: Date
-  readonly sunset: Date
-}
-
-export interface HeaderInput {
-  readonly basePath: string
-  readonly getPetDeprecation: DeprecationDates
-}
-
-/** Headers several responses carry, as `components.headers`. */
-export const headerComponents = ({ basePath, getPetDeprecation }: HeaderInput) =>
+/** Headers responses carry, as `components.headers`. */
+export const headerComponents = (basePath: string) =>
   ({
     WWWAuthenticate: {
       description:
@@ -30,23 +19,13 @@ export const headerComponents = ({ basePath, getPetDeprecation }: HeaderInput) =
     RetryAfter: {
       description: "Seconds to wait before trying again.",
       required: true,
-      schema: { type: "integer", minimum: 0, examples: [storageRetryAfterSeconds] },
+      schema: { type: "integer", minimum: 0, examples: [retryAfterSeconds] },
     },
-    Deprecation: {
+    IdempotentReplayed: {
       description:
-        "When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z.",
-      required: true,
-      schema: { type: "string", const: `@${Math.floor(getPetDeprecation.since.getTime() / 1000)}` },
-    },
-    Sunset: {
-      description: "When this operation will be removed (RFC 8594).",
-      required: true,
-      schema: { type: "string", const: getPetDeprecation.sunset.toUTCString() },
-    },
-    SuccessorVersionLink: {
-      description: "What replaces this operation (RFC 8288 `successor-version`).",
-      required: true,
-      schema: { type: "string", const: `<${basePath}/pets>; rel="successor-version"` },
+        "Present, as `true`, when the answer replays what an earlier create with the same `Idempotency-Key` made.",
+      required: false,
+      schema: { type: "string", const: "true" },
     },
     NextPageLink: {
       description:

@@ -1,13 +1,15 @@
-import Router from "@koa/router"
+import type { ApiRouter } from "../api/api-router.js"
 import type { OpenApiDocument } from "./openapi-types.js"
 
 /** `GET {basePath}/openapi.json`: the document, open to all. It is serialized once. */
-export const openApiRoutes = (basePath: string, document: OpenApiDocument) => {
+export const registerOpenApiRoutes = (
+  router: ApiRouter,
+  basePath: string,
+  document: OpenApiDocument,
+): void => {
   const body = JSON.stringify(document)
-  const router = new Router()
   router.get(`${basePath}/openapi.json`, (ctx) => {
     ctx.type = "application/json"
     ctx.body = body
   })
-  return router
 }

@@ -38,7 +38,7 @@ export interface Response {
 
 export interface Parameter {
   readonly name: string
-  readonly in: "query" | "path"
+  readonly in: "query" | "path" | "header"
   readonly required: boolean
   readonly description: string
   readonly schema: JsonSchema

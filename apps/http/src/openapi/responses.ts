@@ -1,73 +1,65 @@
-import { maxBodyBytes } from "../json-body.js"
+import { errorCatalogue, errorEntry, type ErrorCode } from "../api/error-catalogue.js"
 import { headerRef } from "./headers.js"
 import { componentRef } from "./json-schema.js"
 import type { Header, JsonSchema, Reference, Response } from "./openapi-types.js"
 
-type Headers = Readonly<Record<string, Header | Reference>>
+export type Headers = Readonly<Record<string, Header | Reference>>
 
 export const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } })
 
-/** An Error response whose `code` is one of `codes`. */
-export const errorResponse = (
-  status: number,
-  description: string,
-  codes: ReadonlyArray<string>,
-  headers: Headers = {},
-): Response => ({
-  description,
-  ...(Object.keys(headers).length > 0 ? { headers } : {}),
-  content: jsonContent({
-    allOf: [
-      componentRef("Error"),
-      {
-        properties: {
-          code: { type: "string", enum: [...codes] },
-          status: { type: "integer", const: status },
-        },
-      },
-    ],
-  }),
-})
+/** Groups codes by the status they are answered with, in ascending status order. */
+const byStatus = (
+  codes: ReadonlyArray<ErrorCode>,
+): ReadonlyMap<number, ReadonlyArray<ErrorCode>> => {
+  const groups = new Map<number, Array<ErrorCode>>()
+  for (const code of codes) {
+    const status = errorCatalogue[code].status
+    groups.set(status, [...(groups.get(status) ?? []), code])
+  }
+  return new Map([...groups].sort(([a], [b]) => a - b))
+}
 
-/** The same response carrying `headers` as well. */
-export const withHeaders = (
-  { description, headers, content }: Response,
-  more: Headers,
-): Response => ({
-  description,
-  headers: { ...headers, ...more },
-  ...(content === undefined ? {} : { content }),
-})
+const describe = (codes: ReadonlyArray<ErrorCode>) => {
+  const [only, ...others] = codes
+  return only !== undefined && others.length === 0
+    ? errorCatalogue[only].when
+    : codes.map((code) => `\`${code}\`: ${errorCatalogue[code].when}`).join(" ")
+}
 
-/** The errors every operation can answer with. */
-export const commonErrors = {
-  401: errorResponse(
-    401,
-    "No API key was sent, the `Authorization` header is not of the form `Bearer <key>`, or the key is not valid. Decided before anything else about the request.",
-    ["unauthorized"],
-    { "WWW-Authenticate": headerRef("WWWAuthenticate") },
-  ),
-  405: errorResponse(
-    405,
-    "Sent with a method this path does not allow; `Allow` lists those it does.",
-    ["method_not_allowed"],
-    { Allow: headerRef("Allow") },
-  ),
-  500: errorResponse(500, "An unexpected failure; it was logged.", ["internal_error"]),
-  503: errorResponse(
-    503,
-    "Storage is unavailable; try again after `Retry-After` seconds.",
-    ["storage_unavailable"],
-    { "Retry-After": headerRef("RetryAfter") },
-  ),
-} satisfies Record<number, Response>
-
-/** The errors of an operation that reads a request body. */
-export const bodyErrors = {
-  413: errorResponse(413, `The body is larger than ${maxBodyBytes} bytes.`, ["payload_too_large"]),
-  415: errorResponse(
-    415,
-    "The body is not sent as `Content-Type: application/json` in UTF-8 without `Content-Encoding`.",
-    ["unsupported_media_type"],
-  ),
-} satisfies Record<number, Response>
+/**
+ * The Error responses for `codes`, one per status: the codes it may carry, what each means,
+ * and the headers the catalogue gives them; `extraHeaders` for those an operation adds to the
+ * responses its own route answers.
+ */
+export const errorResponses = (
+  codes: ReadonlyArray<ErrorCode>,
+  extraHeaders: Headers,
+): Readonly<Record<string, Response>> =>
+  Object.fromEntries(
+    [...byStatus(codes)].map(([status, group]) => {
+      const headers: Record<string, Header | Reference> = {}
+      for (const code of group) {
+        for (const [name, component] of Object.entries(errorEntry(code).headers ?? {})) {
+          headers[name] = headerRef(component)
+        }
+      }
+      const fromOperation = group.every((code) => errorCatalogue[code].origin === "operation")
+      const allHeaders = { ...headers, ...(fromOperation ? extraHeaders : {}) }
+      const response: Response = {
+        description: describe(group),
+        ...(Object.keys(allHeaders).length > 0 ? { headers: allHeaders } : {}),
+        content: jsonContent({
+          allOf: [
+            componentRef("Error"),
+            {
+              properties: {
+                code: { type: "string", enum: [...group] },
+                status: { type: "integer", const: status },
+              },
+            },
+          ],
+        }),
+      }
+      return [String(status), response]
+    }),
+  )

@@ -1,5 +1,5 @@
-import Router from "@koa/router"
 import type { Context } from "koa"
+import type { ApiRouter } from "../api/api-router.js"
 import { initializerScript } from "../docs/initializer.js"
 import { contentSecurityPolicy, docsPage } from "../docs/page.js"
 import type { StaticAsset } from "../docs/static-asset.js"
@@ -55,12 +55,11 @@ const sendAsset = (ctx: Context, asset: StaticAsset) => {
  * Every file the page loads is served from here, so it works with no other network; only the
  * files it needs are served, by exact name.
  */
-export const docsRoutes = (basePath: string) => {
+export const registerDocsRoutes = (router: ApiRouter, basePath: string): void => {
   const initializer = initializerScript(`${basePath}/openapi.json`)
   let site: Promise<Site> | undefined
   const loadSite = () => (site ??= buildSite(initializer))
 
-  const router = new Router()
   router.get("/docs", async (ctx) => {
     sendPage(ctx, (await loadSite()).page)
   })
@@ -70,5 +69,4 @@ export const docsRoutes = (basePath: string) => {
       if (asset !== undefined) sendAsset(ctx, asset)
     })
   }
-  return router
 }

@@ -1,10 +1,8 @@
-import Router from "@koa/router"
+import type { ApiRouter } from "../api/api-router.js"
 
 /** `GET /healthz`: open to all, for load balancers and orchestrators. */
-export const healthRoutes = () => {
-  const router = new Router()
+export const registerHealthRoutes = (router: ApiRouter): void => {
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" }
   })
-  return router
 }

@@ -1,4 +1,5 @@
-export { repositoryContract } from "./repository-contract.js"
+export { repositoryContract, type RepositoryContractOptions } from "./repository-contract.js"
+export { failingRepository } from "./failing-repository.js"
 export {
   withTemporaryPostgresDatabase,
   type TemporaryPostgresDatabase,

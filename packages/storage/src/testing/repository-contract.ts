@@ -1,7 +1,20 @@
 import assert from "node:assert/strict"
+import { randomUUID } from "node:crypto"
 import { describe, it } from "node:test"
-import { Array, Effect, Layer, Option } from "effect"
-import { CategoryId, NewPet, PetId, PetRepository, type Pet, type PetStatus } from "@petstore/core"
+import { Array, Cause, Duration, Effect, Exit, Layer, Option } from "effect"
+import {
+  CategoryId,
+  IdempotencyKey,
+  IdempotencyScope,
+  Limit,
+  NewPet,
+  petFingerprint,
+  PetId,
+  PetRepository,
+  type IdempotencyClaim,
+  type Pet,
+  type PetStatus,
+} from "@petstore/core"
 
 const newPet = (name: string, status?: PetStatus, categoryId = 1) =>
   NewPet.make({ name, categoryId: CategoryId.make(categoryId), ...(status ? { status } : {}) })
@@ -18,36 +31,77 @@ const createAll = (pets: ReadonlyArray<NewPet>) =>
  */
 const marker = Effect.flatMap(PetRepository, (repository) => repository.create(newPet("marker")))
 
-/** Every pet of a slice, fetched `pageSize` at a time by following `afterId`. */
+/** Every pet of a slice, fetched `pageSize` at a time by following `afterId` while `hasMore`. */
 const listAllPages = (start: PetId, status: Option.Option<PetStatus>, pageSize: number) =>
   Effect.gen(function* () {
     const repository = yield* PetRepository
     const seen: Array<Pet> = []
     let afterId = start
     for (;;) {
-      const page = yield* repository.list({
+      const { pets, hasMore } = yield* repository.list({
         status,
         afterId: Option.some(afterId),
-        limit: pageSize,
+        limit: Limit.make(pageSize),
       })
-      seen.push(...page)
-      const last = Array.last(page)
-      if (Option.isNone(last) || page.length < pageSize) return seen
+      assert.ok(pets.length <= pageSize, `a page of ${pageSize} held ${pets.length} pets`)
+      seen.push(...pets)
+      const last = Array.last(pets)
+      if (!hasMore) return seen
+      assert.ok(Option.isSome(last), "hasMore on an empty page")
       afterId = last.value.id
     }
   })
 
+/** A scope and key no other case or run uses, so the contract holds on a shared database. */
+const freshIdempotency = () => ({
+  scope: IdempotencyScope.make(`contract ${randomUUID()}`),
+  key: IdempotencyKey.make(randomUUID()),
+})
+
+const claimFor = (
+  pet: NewPet,
+  idempotency: ReturnType<typeof freshIdempotency>,
+): IdempotencyClaim => ({ ...idempotency, fingerprint: petFingerprint(pet) })
+
+/** Every pet created after `start`, in id order. */
+const createdAfter = (start: Pet) => listAllPages(start.id, Option.none(), 100)
+
+/** The `_tag` of the error an exit failed with, if it failed with one. */
+const failureTag = <A>(exit: Exit.Exit<A, { readonly _tag: string }>) =>
+  Exit.isFailure(exit)
+    ? Option.map(Cause.failureOption(exit.cause), (error) => error._tag)
+    : Option.none()
+
+/** What the contract needs beyond the adapter's layer. */
+export interface RepositoryContractOptions<E> {
+  /**
+   * The same adapter (on the same store or a fresh one) remembering idempotency keys for `ttl`
+   * only; the expiry case builds it with a TTL of one second.
+   */
+  readonly withIdempotencyTtl: (ttl: Duration.Duration) => Layer.Layer<PetRepository, E>
+}
+
 /**
  * The behaviour every `PetRepository` adapter must have. Call it from a `node:test` file with
- * the adapter's layer; the layer is built afresh for each case and released after it.
+ * the adapter's layer, and a way to build it with a short idempotency TTL; each layer is built
+ * afresh for each case and released after it. The cases only look at what they created, so
+ * the store may already hold pets and keys.
  *
  * ```ts
- * repositoryContract("my adapter", MyPetRepository.layer(options))
+ * repositoryContract("my adapter", MyPetRepository.layer(options), {
+ *   withIdempotencyTtl: (ttl) => MyPetRepository.layer({ ...options, idempotencyTtl: ttl }),
+ * })
  * ```
  */
-export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetRepository, E>) => {
-  const run = <A, E2>(effect: Effect.Effect<A, E2, PetRepository>) =>
-    Effect.runPromise(Effect.provide(effect, layer))
+export const repositoryContract = <E>(
+  name: string,
+  layer: Layer.Layer<PetRepository, E>,
+  options: RepositoryContractOptions<E>,
+) => {
+  const run = <A, E2>(
+    effect: Effect.Effect<A, E2, PetRepository>,
+    provided: Layer.Layer<PetRepository, E> = layer,
+  ) => Effect.runPromise(Effect.provide(effect, provided))
 
   describe(`PetRepository contract: ${name}`, () => {
     it("create returns the fields sent plus a positive integer id", () =>
@@ -132,9 +186,9 @@ export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetReposi
           const page = yield* repository.list({
             status: Option.none(),
             afterId: Option.some(start.id),
-            limit: 3,
+            limit: Limit.make(3),
           })
-          assert.deepEqual(ids(page), ids(created).slice(0, 3))
+          assert.deepEqual(ids(page.pets), ids(created).slice(0, 3))
         }),
       ))
 
@@ -154,21 +208,21 @@ export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetReposi
             const page = yield* repository.list({
               status: Option.some(status),
               afterId: Option.some(start.id),
-              limit: 100,
+              limit: Limit.make(100),
             })
-            assert.ok(page.every((pet) => pet.status === status))
-            assert.deepEqual(ids(page), ids(created.filter((pet) => pet.status === status)))
+            assert.ok(page.pets.every((pet) => pet.status === status))
+            assert.deepEqual(ids(page.pets), ids(created.filter((pet) => pet.status === status)))
           }
           const unfiltered = yield* repository.list({
             status: Option.none(),
             afterId: Option.some(start.id),
-            limit: 100,
+            limit: Limit.make(100),
           })
-          assert.deepEqual(ids(unfiltered), ids(created))
+          assert.deepEqual(ids(unfiltered.pets), ids(created))
         }),
       ))
 
-    it("list after the last id is empty", () =>
+    it("list after the last id is empty, with nothing more", () =>
       run(
         Effect.gen(function* () {
           const repository = yield* PetRepository
@@ -176,9 +230,83 @@ export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetReposi
           const page = yield* repository.list({
             status: Option.none(),
             afterId: Option.some(last.id),
-            limit: 10,
+            limit: Limit.make(10),
           })
-          assert.deepEqual(page, [])
+          assert.deepEqual(page, { pets: [], hasMore: false })
+        }),
+      ))
+
+    it("list says hasMore while more pets of the slice follow", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const created = yield* createAll(Array.makeBy(7, (i) => newPet(`pet ${i}`)))
+          const first = yield* repository.list({
+            status: Option.none(),
+            afterId: Option.some(start.id),
+            limit: Limit.make(3),
+          })
+          assert.deepEqual(ids(first.pets), ids(created).slice(0, 3))
+          assert.equal(first.hasMore, true)
+          const last = yield* repository.list({
+            status: Option.none(),
+            afterId: Option.some(Option.getOrThrow(Array.get(created, 5)).id),
+            limit: Limit.make(3),
+          })
+          assert.deepEqual(ids(last.pets), ids(created).slice(6))
+          assert.equal(last.hasMore, false)
+        }),
+      ))
+
+    it("an exactly full last page has hasMore false", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const created = yield* createAll(Array.makeBy(4, (i) => newPet(`pet ${i}`)))
+          const page = yield* repository.list({
+            status: Option.none(),
+            afterId: Option.some(start.id),
+            limit: Limit.make(4),
+          })
+          assert.deepEqual(ids(page.pets), ids(created))
+          assert.equal(page.hasMore, false)
+          const single = yield* repository.list({
+            status: Option.none(),
+            afterId: Option.some(Option.getOrThrow(Array.get(created, 2)).id),
+            limit: Limit.make(1),
+          })
+          assert.deepEqual(ids(single.pets), [Option.getOrThrow(Array.get(created, 3)).id])
+          assert.equal(single.hasMore, false)
+        }),
+      ))
+
+    it("hasMore counts only pets of the status asked for", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const created = yield* createAll([
+            newPet("a", "sold"),
+            newPet("b", "sold"),
+            newPet("c", "available"),
+            newPet("d"),
+          ])
+          const sold = yield* repository.list({
+            status: Option.some("sold"),
+            afterId: Option.some(start.id),
+            limit: Limit.make(2),
+          })
+          assert.deepEqual(ids(sold.pets), ids(created).slice(0, 2))
+          assert.equal(sold.hasMore, false)
+          const oneSold = yield* repository.list({
+            status: Option.some("sold"),
+            afterId: Option.some(start.id),
+            limit: Limit.make(1),
+          })
+          assert.deepEqual(ids(oneSold.pets), ids(created).slice(0, 1))
+          assert.equal(oneSold.hasMore, true)
         }),
       ))
 
@@ -214,6 +342,146 @@ export const repositoryContract = <E>(name: string, layer: Layer.Layer<PetReposi
             const found = yield* repository.findById(pet.id)
             assert.equal(Option.getOrThrow(found).name, pet.name)
           }
+        }),
+      ))
+
+    it("createOnce creates the pet once: a retry with the same key and pet replays it and stores nothing new", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const sent = newPet("Rex", "pending", 7)
+          const claim = claimFor(sent, freshIdempotency())
+          const first = yield* repository.createOnce(sent, claim)
+          assert.equal(first.replayed, false)
+          assert.deepEqual(
+            { ...first.pet, id: 0 },
+            { id: 0, name: "Rex", categoryId: 7, status: "pending" },
+          )
+
+          const retry = yield* repository.createOnce(newPet("Rex", "pending", 7), claim)
+          assert.equal(retry.replayed, true)
+          assert.deepEqual({ ...retry.pet }, { ...first.pet })
+          assert.deepEqual(ids(yield* createdAfter(start)), [first.pet.id])
+        }),
+      ))
+
+    it("createOnce with a key already used for another pet fails with IdempotencyKeyReused and stores nothing", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const idempotency = freshIdempotency()
+          const first = yield* repository.createOnce(
+            newPet("Rex"),
+            claimFor(newPet("Rex"), idempotency),
+          )
+          for (const other of [newPet("Max"), newPet("Rex", "sold"), newPet("Rex", undefined, 2)]) {
+            const reused = yield* Effect.exit(
+              repository.createOnce(other, claimFor(other, idempotency)),
+            )
+            assert.deepEqual(failureTag(reused), Option.some("IdempotencyKeyReused"))
+          }
+          assert.deepEqual(ids(yield* createdAfter(start)), [first.pet.id])
+        }),
+      ))
+
+    it("the same key under two scopes is two keys: each creates its own pet and replays it", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const sent = newPet("Rex")
+          const key = IdempotencyKey.make(randomUUID())
+          const scopes = [`alice ${randomUUID()}`, `bob ${randomUUID()}`].map((scope) =>
+            claimFor(sent, { scope: IdempotencyScope.make(scope), key }),
+          )
+          const created = yield* Effect.forEach(scopes, (claim) =>
+            repository.createOnce(sent, claim),
+          )
+          assert.deepEqual(
+            created.map((answer) => answer.replayed),
+            [false, false],
+          )
+          const replayed = yield* Effect.forEach(scopes, (claim) =>
+            repository.createOnce(sent, claim),
+          )
+          assert.deepEqual(
+            replayed.map((answer) => answer.pet.id),
+            created.map((answer) => answer.pet.id),
+          )
+          assert.deepEqual(
+            ids(yield* createdAfter(start)),
+            created.map((answer) => answer.pet.id),
+          )
+        }),
+      ))
+
+    it("concurrent createOnce calls with one key make exactly one pet; each answers it or fails with IdempotencyKeyInUse", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const sent = newPet("Rex")
+          const claim = claimFor(sent, freshIdempotency())
+          const exits = yield* Effect.forEach(
+            Array.makeBy(20, () => claim),
+            (same) => Effect.exit(repository.createOnce(sent, same)),
+            { concurrency: "unbounded" },
+          )
+          const created = yield* createdAfter(start)
+          assert.equal(created.length, 1, `${created.length} pets were created`)
+          const [pet] = created
+          const answers = Array.filterMap(exits, (exit) =>
+            Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none(),
+          )
+          assert.ok(answers.every((answer) => answer.pet.id === pet?.id))
+          assert.equal(answers.filter((answer) => !answer.replayed).length, 1)
+          for (const exit of exits.filter(Exit.isFailure)) {
+            assert.deepEqual(failureTag(exit), Option.some("IdempotencyKeyInUse"))
+          }
+          const retry = yield* repository.createOnce(sent, claim)
+          assert.deepEqual(
+            { replayed: retry.replayed, id: retry.pet.id },
+            { replayed: true, id: pet?.id },
+          )
+        }),
+      ))
+
+    it("a key is forgotten after idempotencyTtl: the same key then creates a new pet, and replays that one", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const sent = newPet("Rex")
+          const claim = claimFor(sent, freshIdempotency())
+          const first = yield* repository.createOnce(sent, claim)
+          assert.equal((yield* repository.createOnce(sent, claim)).replayed, true)
+
+          yield* Effect.sleep("1200 millis")
+          const second = yield* repository.createOnce(sent, claim)
+          assert.equal(second.replayed, false)
+          assert.ok(second.pet.id > first.pet.id)
+          const retry = yield* repository.createOnce(sent, claim)
+          assert.deepEqual(
+            { replayed: retry.replayed, id: retry.pet.id },
+            { replayed: true, id: second.pet.id },
+          )
+          assert.deepEqual(ids(yield* createdAfter(start)), [first.pet.id, second.pet.id])
+        }),
+        options.withIdempotencyTtl(Duration.seconds(1)),
+      ))
+
+    it("create without a key is unchanged: the same pet twice makes two pets, beside a createOnce of it", () =>
+      run(
+        Effect.gen(function* () {
+          const repository = yield* PetRepository
+          const start = yield* marker
+          const sent = newPet("Rex")
+          const once = yield* repository.createOnce(sent, claimFor(sent, freshIdempotency()))
+          const first = yield* repository.create(sent)
+          const second = yield* repository.create(sent)
+          assert.deepEqual(ids(yield* createdAfter(start)), [once.pet.id, first.id, second.id])
         }),
       ))
   })

@@ -1,0 +1,321 @@
+/** The figures http-bench.ts gathers, and the Markdown it writes into RESULTS.md. */
+import { Either, Schema } from "effect"
+import type { Mismatch } from "./http-bench-checks.js"
+import type { Machine } from "./http-bench-environment.js"
+import { table } from "./statistics.js"
+
+/** One measured run of one scenario on one target. */
+export interface Run {
+  readonly target: string
+  readonly scenario: string
+  readonly round: number
+  readonly connections: number
+  readonly requests: number
+  readonly requestsPerSecond: number
+  /** Server CPU time (user + system, every thread) over the run, per response. */
+  readonly cpuMicrosPerRequest: number
+  /** Server CPU time over wall time: near 1 when the server, not the load, was the limit. */
+  readonly serverCpuShare: number
+  /** The part of the server's CPU time spent in the kernel (system time). */
+  readonly kernelShare: number
+  readonly latencyP50: number
+  readonly latencyP99: number
+}
+
+export interface Report {
+  readonly date: string
+  readonly command: string
+  readonly mode: string
+  readonly settings: Readonly<Record<string, number | boolean>>
+  readonly machine: Machine
+  readonly versions: Readonly<Record<string, string>>
+  readonly service: { readonly description: string; readonly warnings: ReadonlyArray<string> }
+  readonly scenarios: ReadonlyArray<{ readonly id: string; readonly title: string }>
+  readonly targets: ReadonlyArray<string>
+  readonly runs: ReadonlyArray<Run>
+  readonly mismatches: ReadonlyArray<Mismatch>
+  readonly creates: ReadonlyArray<Run>
+  readonly rss: {
+    readonly seconds: number
+    readonly requests: number
+    readonly requestsPerSecond: number
+    readonly cpuMicrosPerRequest: number
+    readonly startKiB: number
+    readonly endKiB: number
+    readonly maxKiB: number
+    readonly samplesKiB: ReadonlyArray<number>
+  }
+  readonly memoryPerPet: ReadonlyArray<{
+    readonly target: string
+    readonly pets: number
+    readonly beforeKiB: number
+    readonly afterKiB: number
+    readonly bytesPerPet: number
+    readonly createsPerSecond: number
+  }>
+  readonly listScale: { readonly ok: boolean; readonly output: string } | undefined
+  readonly minutes: number
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >>> 1
+  if (sorted.length === 0) return Number.NaN
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
+}
+
+interface Spread {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+const spread = (values: ReadonlyArray<number>): Spread => ({
+  median: median(values),
+  min: Math.min(...values),
+  max: Math.max(...values),
+})
+
+const format = (value: number, digits: number) =>
+  value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/** "12,345 (12,001–12,890)", or just the median when there was one round. */
+const show = (values: Spread, digits: number, unit = "") =>
+  values.min === values.max
+    ? `${format(values.median, digits)}${unit}`
+    : `${format(values.median, digits)}${unit} (${format(values.min, digits)}–${format(values.max, digits)})`
+
+const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`
+
+/** The runs of one target and scenario (and connection count), in round order. */
+const select = (
+  runs: ReadonlyArray<Run>,
+  target: string,
+  scenario: string,
+  connections?: number,
+): Array<Run> =>
+  runs.filter(
+    (run) =>
+      run.target === target &&
+      run.scenario === scenario &&
+      (connections === undefined || run.connections === connections),
+  )
+
+/** Per-round ratios of a figure of `a` to that of `b` (rounds both measured). */
+const roundRatios = (
+  as: ReadonlyArray<Run>,
+  bs: ReadonlyArray<Run>,
+  figure: (run: Run) => number,
+) =>
+  as.flatMap((a) => {
+    const b = bs.find((run) => run.round === a.round)
+    return b === undefined ? [] : [figure(a) / figure(b)]
+  })
+
+const cpu = (run: Run) => run.cpuMicrosPerRequest
+const percent = (runs: ReadonlyArray<Run>) =>
+  `${format(median(runs.map((run) => run.kernelShare * 100)), 0)} %`
+const throughput = (run: Run) => run.requestsPerSecond
+
+export const renderReport = (report: Report, previousJson?: string): string => {
+  const { settings } = report
+  const lines: Array<string> = []
+  const [service = "service", ...baselines] = report.targets
+  lines.push(
+    "## HTTP: the service beside hand-written baselines (`http-bench.ts`)",
+    "",
+    `Written by \`${report.command}\` on ${report.date.slice(0, 16).replace("T", " ")} UTC (${format(report.minutes, 1)} minutes).`,
+    `Machine: ${report.machine.nproc} CPUs (${report.machine.cpuModel}), ${report.machine.memoryGiB} GiB, Linux ${report.machine.kernel}; Node ${report.machine.node}.`,
+    `Packages: ${Object.entries(report.versions)
+      .map(([name, version]) => `${name} ${version}`)
+      .join(", ")}.`,
+    `The service: ${report.service.description}, \`PETSTORE_STORAGE=memory\`, \`PETSTORE_LOG_LEVEL=warn\`, \`PETSTORE_RATE_LIMIT=off\`. The baselines (\`tools/bench/baselines/\`, run through tsx) keep the same data structure and answer the same API.`,
+    "",
+    `Each server runs pinned to core 0 (\`taskset -c 0\`), seeded with ${format(Number(settings["seedPets"]), 0)} pets through \`POST /v1/pets\`; autocannon runs in a process pinned to core 1 with ${settings["connections"]} connections, ${settings["warmup"]} s of warm-up before each ${settings["seconds"]} s measured run; ${settings["rounds"]} round(s), the targets interleaved in each (${report.targets.join(", ")}). CPU per request is the server process's utime + stime (\`/proc/<pid>/stat\`) over the measured run divided by the responses; "server CPU" is that time over the run's wall time (near 100 %: the server was the bottleneck). Figures are medians over the rounds, (min–max) beside them.`,
+    "",
+  )
+  for (const warning of report.service.warnings) lines.push(`> **Warning:** ${warning}.`, "")
+
+  const rows: Array<Array<string>> = []
+  for (const scenario of report.scenarios) {
+    for (const target of report.targets) {
+      const runs = select(report.runs, target, scenario.id)
+      if (runs.length === 0) continue
+      rows.push([
+        scenario.title,
+        target,
+        show(spread(runs.map(throughput)), 0),
+        show(spread(runs.map(cpu)), 1),
+        `${format(median(runs.map((run) => run.serverCpuShare * 100)), 0)} %`,
+        `${format(median(runs.map((run) => run.latencyP99)), 1)} ms`,
+      ])
+    }
+  }
+  lines.push(
+    table(["scenario", "target", "req/s", "CPU µs/request", "server CPU", "p99 latency"], rows),
+    "",
+  )
+
+  const unsaturated = [...report.runs, ...report.creates].filter(
+    (run) => run.connections >= 32 && run.serverCpuShare < 0.9,
+  )
+  if (unsaturated.length > 0)
+    lines.push(
+      `> **Note:** in ${unsaturated.length} run(s) at ${settings["connections"]} connections the server used less than 90 % of its core, so something else limited it (another process on the machine, or the load generator): ${unsaturated
+        .map(
+          (run) =>
+            `${run.target} ${run.scenario} round ${run.round} (${format(run.serverCpuShare * 100, 0)} %)`,
+        )
+        .join(
+          ", ",
+        )}. Their req/s are low; CPU per request is less affected, but prefer a quiet machine.`,
+      "",
+    )
+
+  lines.push(
+    "The service's CPU per request over each baseline's (median of the per-round ratios, min–max); below 1.00× the service is cheaper:",
+    "",
+  )
+  lines.push(
+    table(
+      ["scenario", ...baselines.map((baseline) => `service ÷ ${baseline}`)],
+      report.scenarios.map((scenario) => [
+        scenario.title,
+        ...baselines.map((baseline) => {
+          const ratios = roundRatios(
+            select(report.runs, service, scenario.id),
+            select(report.runs, baseline, scenario.id),
+            cpu,
+          )
+          return ratios.length === 0 ? "–" : show(spread(ratios), 2, "×")
+        }),
+      ]),
+    ),
+    "",
+  )
+
+  if (report.mismatches.length > 0) {
+    lines.push(
+      `Where the baselines' answers differ from the service's (${report.mismatches.length} of the probes in \`http-bench-checks.ts\`; none is a measured request):`,
+      "",
+    )
+    for (const mismatch of report.mismatches)
+      lines.push(`- ${mismatch.target}, \`${mismatch.request}\`: ${mismatch.difference}`)
+    lines.push("")
+  } else
+    lines.push(
+      "Every baseline answered the probes of `http-bench-checks.ts` as the service did.",
+      "",
+    )
+
+  const createTargets = [...new Set(report.creates.map((run) => run.target))]
+  const [memory = "", sqlite = ""] = createTargets
+  const connections = [...new Set(report.creates.map((run) => run.connections))]
+  lines.push(
+    "### Durable creates: `POST /v1/pets` on an SQLite file against memory",
+    "",
+    "The same build, a fresh server for each store (SQLite: WAL, `synchronous=FULL`, a file in the temporary directory), seeded as above; the rounds interleave the two.",
+    "",
+    table(
+      [
+        "connections",
+        "memory creates/s",
+        "SQLite creates/s",
+        "SQLite ÷ memory creates/s",
+        "memory CPU µs/create",
+        "SQLite CPU µs/create",
+        "kernel share of CPU, memory / SQLite",
+      ],
+      connections.map((count) => {
+        const memoryRuns = select(report.creates, memory, "create", count)
+        const sqliteRuns = select(report.creates, sqlite, "create", count)
+        return [
+          String(count),
+          show(spread(memoryRuns.map(throughput)), 0),
+          show(spread(sqliteRuns.map(throughput)), 0),
+          show(spread(roundRatios(sqliteRuns, memoryRuns, throughput)), 2, "×"),
+          show(spread(memoryRuns.map(cpu)), 1),
+          show(spread(sqliteRuns.map(cpu)), 1),
+          `${percent(memoryRuns)} / ${percent(sqliteRuns)}`,
+        ]
+      }),
+    ),
+    "",
+  )
+
+  const { rss } = report
+  lines.push(
+    "### Memory",
+    "",
+    `RSS of the service (memory) over a ${rss.seconds} s mixed run (the three reads, a 404, two 400s and a 401 in turn on each of ${settings["connections"]} connections, after a warm-up; no creates, so the store does not grow), sampled every second: start ${mib(rss.startKiB)}, end ${mib(rss.endKiB)}, max ${mib(rss.maxKiB)} (end − start ${mib(rss.endKiB - rss.startKiB)}); ${format(rss.requestsPerSecond, 0)} req/s, ${format(rss.cpuMicrosPerRequest, 1)} µs CPU/request.`,
+    "",
+    "Resident memory per stored pet: RSS after the creates minus RSS before them, over their count (both taken after 1,000 creates of warm-up and a quiet second; garbage not yet collected counts, so read it as an upper bound):",
+    "",
+    table(
+      ["target", "pets created", "RSS before", "RSS after", "bytes per pet", "creates/s"],
+      report.memoryPerPet.map((entry) => [
+        entry.target,
+        format(entry.pets, 0),
+        mib(entry.beforeKiB),
+        mib(entry.afterKiB),
+        format(entry.bytesPerPet, 0),
+        format(entry.createsPerSecond, 0),
+      ]),
+    ),
+    "",
+  )
+
+  lines.push(
+    "### Listing at 1,000 and 1,000,000 pets (`list-scale.ts`, run by `http-bench.ts`)",
+    "",
+  )
+  if (report.listScale === undefined)
+    lines.push(
+      "Not run (quick mode or `BENCH_LIST_SCALE=0`); see the section above for its last figures.",
+    )
+  else if (!report.listScale.ok)
+    lines.push("list-scale.ts failed:", "", "```", report.listScale.output, "```")
+  else lines.push(report.listScale.output)
+  lines.push("")
+
+  const previous = previousJson === undefined ? undefined : comparison(report, previousJson)
+  if (previous !== undefined) process.stderr.write(`${previous}\n`)
+  return lines.join("\n")
+}
+
+const PreviousRuns = Schema.parseJson(
+  Schema.Struct({
+    date: Schema.String,
+    runs: Schema.Array(
+      Schema.Struct({
+        target: Schema.String,
+        scenario: Schema.String,
+        cpuMicrosPerRequest: Schema.Number,
+      }),
+    ),
+  }),
+)
+
+/** The service's CPU per request against the previous results file, for the console. */
+const comparison = (report: Report, previousJson: string): string | undefined => {
+  const previous = Schema.decodeUnknownEither(PreviousRuns)(previousJson)
+  if (Either.isLeft(previous)) return undefined
+  const [service = "service"] = report.targets
+  const lines = [
+    `\nservice CPU µs/request, this run against the previous (${previous.right.date}):`,
+  ]
+  for (const scenario of report.scenarios) {
+    const before = median(
+      previous.right.runs
+        .filter((run) => run.target === service && run.scenario === scenario.id)
+        .map((run) => run.cpuMicrosPerRequest),
+    )
+    const now = median(select(report.runs, service, scenario.id).map(cpu))
+    lines.push(
+      `  ${scenario.title}: ${format(now, 1)} (was ${format(before, 1)}, ${format(now / before, 2)}×)`,
+    )
+  }
+  return lines.join("\n")
+}

@@ -1,0 +1,467 @@
+/**
+ * The service beside three hand-written baselines (Koa 3 + @koa/router, Fastify 5, plain
+ * node:http) doing the same work: each server pinned to core 0, autocannon in a worker pinned
+ * to core 1, 32 connections, a warm-up before every measured run, targets interleaved round
+ * after round; req/s and the server's CPU time per request from /proc. Then the service alone:
+ * creates on an SQLite file against memory, RSS over a mixed run, resident memory per stored
+ * pet, and list-scale.ts. Writes a section of RESULTS.md and results/http-bench.json.
+ *
+ *   npm run bench -w @petstore/bench                    # about 13 minutes
+ *   BENCH_QUICK=1 npm run bench -w @petstore/bench      # about 2 minutes
+ *
+ * Settings (environment): BENCH_ROUNDS, BENCH_SECONDS (measured), BENCH_WARMUP (seconds),
+ * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
+ * BENCH_SERVICE (dist or src: the built apps/http/dist/main.js, or the sources through tsx).
+ */
+import { execFile, execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { format, resolveConfig } from "prettier"
+import { seedPet } from "./baselines/pet-store.js"
+import type { LoadPlan, LoadRequest } from "./load-plan.js"
+import {
+  killChildren,
+  residentKiB,
+  runLoad,
+  startServer,
+  type LoadResult,
+  type Server,
+  type ServerCommand,
+} from "./processes.js"
+import { checkResponse, conformance, type Mismatch } from "./http-bench-checks.js"
+import { renderReport, type Report, type Run } from "./http-bench-report.js"
+import { environment, repoRoot, serviceBuild, versions } from "./http-bench-environment.js"
+
+const quick = process.env["BENCH_QUICK"] === "1"
+const setting = (name: string, fallback: number): number => {
+  const text = process.env[name]
+  const value = text === undefined || text === "" ? fallback : Number(text)
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number; got ${text}`)
+  return value
+}
+const settings = {
+  rounds: setting("BENCH_ROUNDS", quick ? 1 : 3),
+  seconds: setting("BENCH_SECONDS", quick ? 2 : 5),
+  warmup: setting("BENCH_WARMUP", quick ? 1 : 2),
+  connections: setting("BENCH_CONNECTIONS", 32),
+  rssSeconds: setting("BENCH_RSS_SECONDS", quick ? 10 : 60),
+  memoryPets: setting("BENCH_MEMORY_PETS", quick ? 10_000 : 100_000),
+  listScale: setting("BENCH_LIST_SCALE", quick ? 0 : 1) === 1,
+  seedPets: 1000,
+}
+const serverCore = 0
+const loadCore = 1
+const deadlineMinutes = setting("BENCH_DEADLINE_MINUTES", quick ? 8 : 30)
+
+const benchDir = fileURLToPath(new URL(".", import.meta.url))
+const apiKey = "bench-key-0123456789"
+const authorization = { Authorization: `Bearer ${apiKey}` }
+const json = { ...authorization, "Content-Type": "application/json" }
+
+interface Scenario {
+  readonly id: string
+  readonly title: string
+  readonly request: LoadRequest
+  readonly expectedStatus: number
+}
+
+/** The pet the get scenario asks for (seeded, so present on every target). */
+const knownId = 500
+
+const scenarios: ReadonlyArray<Scenario> = [
+  {
+    id: "list20",
+    title: "GET /v1/pets?limit=20",
+    request: { method: "GET", path: "/v1/pets?limit=20", headers: authorization },
+    expectedStatus: 200,
+  },
+  {
+    id: "listSold100",
+    title: "GET /v1/pets?status=sold&limit=100",
+    request: { method: "GET", path: "/v1/pets?status=sold&limit=100", headers: authorization },
+    expectedStatus: 200,
+  },
+  {
+    id: "get",
+    title: `GET /v1/pets/${knownId}`,
+    request: { method: "GET", path: `/v1/pets/${knownId}`, headers: authorization },
+    expectedStatus: 200,
+  },
+  {
+    id: "create",
+    title: "POST /v1/pets (memory)",
+    request: {
+      method: "POST",
+      path: "/v1/pets",
+      headers: json,
+      body: JSON.stringify({ name: "Rex", categoryId: 1, status: "available" }),
+    },
+    expectedStatus: 201,
+  },
+]
+const createScenario = scenarios[3]
+
+const serviceEnv = (storage: string) => ({
+  PETSTORE_STORAGE: storage,
+  PETSTORE_API_KEYS: apiKey,
+  PETSTORE_LOG_LEVEL: "warn",
+  PETSTORE_RATE_LIMIT: "off",
+  PORT: "0",
+  HOST: "127.0.0.1",
+})
+
+const build = serviceBuild()
+
+const serviceCommand = (name: string, storage: string): ServerCommand => ({
+  name,
+  args: build.args,
+  cwd: repoRoot,
+  env: serviceEnv(storage),
+})
+
+const baseline = (name: string, file: string): ServerCommand => ({
+  name,
+  args: ["--import", "tsx", path.join(benchDir, "baselines", file)],
+  cwd: benchDir,
+  env: { PETSTORE_API_KEYS: apiKey, PORT: "0", HOST: "127.0.0.1" },
+})
+
+const targets: ReadonlyArray<ServerCommand> = [
+  serviceCommand("service", "memory"),
+  baseline("koa", "koa.ts"),
+  baseline("fastify", "fastify.ts"),
+  baseline("node:http", "node-http.ts"),
+]
+
+const log = (message: string) => process.stderr.write(`${message}\n`)
+
+/** POSTs pets 1..count one after another (so pet i gets id i everywhere), each checked for its 201. */
+const seed = async (server: Server, count: number) => {
+  for (let i = 1; i <= count; i++) {
+    const response = await fetch(`${server.origin}/v1/pets`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify(seedPet(i)),
+    })
+    const text = await response.text()
+    if (response.status !== 201)
+      throw new Error(`${server.name}: seeding pet ${i} answered ${response.status} ${text}`)
+  }
+}
+
+const plan = (
+  server: Server,
+  requests: LoadPlan["requests"],
+  options: { connections?: number; warmup?: number; seconds?: number; amount?: number } = {},
+): LoadPlan => ({
+  origin: server.origin,
+  requests,
+  connections: options.connections ?? settings.connections,
+  warmupSeconds: options.warmup ?? settings.warmup,
+  seconds: options.seconds ?? settings.seconds,
+  ...(options.amount === undefined ? {} : { amount: options.amount }),
+})
+
+/** One measured run of one scenario; fails loudly on any unexpected answer. */
+const measure = async (
+  server: Server,
+  scenario: Scenario,
+  round: number,
+  connections = settings.connections,
+): Promise<Run> => {
+  const result: LoadResult = await runLoad(
+    plan(server, [scenario.request], { connections }),
+    server,
+    loadCore,
+  )
+  const { counts } = result
+  if (counts.non2xx > 0 || counts.errors > 0 || counts.responses === 0)
+    throw new Error(
+      `${server.name}, ${scenario.title}: ${counts.responses} responses, ${counts.non2xx} not 2xx, ${counts.errors} errors (${counts.timeouts} timeouts)\n${server.logTail()}`,
+    )
+  const run: Run = {
+    target: server.name,
+    scenario: scenario.id,
+    round,
+    connections,
+    requests: counts.responses,
+    requestsPerSecond: counts.responses / counts.duration,
+    cpuMicrosPerRequest: (result.cpuSeconds * 1e6) / counts.responses,
+    serverCpuShare: result.cpuSeconds / result.wallSeconds,
+    kernelShare: result.systemSeconds / result.cpuSeconds,
+    latencyP50: counts.latencyP50,
+    latencyP99: counts.latencyP99,
+  }
+  log(
+    `  ${server.name.padEnd(9)} ${scenario.id.padEnd(11)} c=${String(connections).padEnd(2)} ${Math.round(run.requestsPerSecond).toString().padStart(6)} req/s ${run.cpuMicrosPerRequest.toFixed(1).padStart(7)} µs CPU/req  server CPU ${(run.serverCpuShare * 100).toFixed(0)}% (kernel ${(run.kernelShare * 100).toFixed(0)}%)`,
+  )
+  return run
+}
+
+const verifyScenarios = async (server: Server) => {
+  for (const scenario of scenarios) {
+    const problems = await checkResponse(server.origin, scenario, knownId)
+    if (problems.length > 0)
+      throw new Error(
+        `${server.name} does not answer ${scenario.title} as expected:\n  ${problems.join("\n  ")}`,
+      )
+  }
+}
+
+const compareTargets = async (): Promise<{ runs: Array<Run>; mismatches: Array<Mismatch> }> => {
+  const servers: Array<Server> = []
+  try {
+    for (const target of targets) {
+      const server = await startServer(target, serverCore)
+      servers.push(server)
+      await seed(server, settings.seedPets)
+      log(`${target.name}: listening at ${server.origin} (pid ${server.pid}), seeded`)
+    }
+    const [service, ...baselines] = servers
+    if (service === undefined) throw new Error("no service")
+    const mismatches = await conformance(service, baselines, apiKey)
+    for (const mismatch of mismatches)
+      log(`  semantics differ: ${mismatch.target}, ${mismatch.request}: ${mismatch.difference}`)
+    for (const server of servers) await verifyScenarios(server)
+    const runs: Array<Run> = []
+    for (let round = 1; round <= settings.rounds; round++) {
+      log(`round ${round} of ${settings.rounds}`)
+      for (const scenario of scenarios) {
+        for (const server of servers) runs.push(await measure(server, scenario, round))
+      }
+    }
+    return { runs, mismatches }
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()))
+  }
+}
+
+const createConnections = [1, 8, 32]
+
+/** POST on a fresh SQLite file against memory, the same build, at 1, 8 and 32 connections. */
+const durableCreates = async (directory: string): Promise<Array<Run>> => {
+  if (createScenario === undefined) throw new Error("no create scenario")
+  const stores = [
+    { label: "service, memory", storage: "memory" },
+    { label: "service, SQLite", storage: `file:${path.join(directory, "bench.db")}` },
+  ]
+  const servers: Array<Server> = []
+  try {
+    for (const store of stores) {
+      const server = await startServer(serviceCommand(store.label, store.storage), serverCore)
+      servers.push(server)
+      await seed(server, settings.seedPets)
+      await verifyScenarios(server)
+    }
+    const runs: Array<Run> = []
+    for (let round = 1; round <= settings.rounds; round++) {
+      log(`creates, round ${round} of ${settings.rounds}`)
+      for (const connections of createConnections) {
+        for (const server of servers)
+          runs.push(await measure(server, createScenario, round, connections))
+      }
+    }
+    return runs
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()))
+  }
+}
+
+/**
+ * RSS of the service (memory) under a mix of every read and the refusals (400, 401, 404) for
+ * `rssSeconds`, sampled every second. No creates: a store that grows is not a leak (the
+ * memory per pet is measured apart).
+ */
+const rssOverTime = async () => {
+  const server = await startServer(serviceCommand("service", "memory"), serverCore)
+  try {
+    await seed(server, settings.seedPets)
+    const mix: LoadPlan["requests"] = [
+      { method: "GET", path: "/v1/pets/999999", headers: authorization },
+      ...scenarios.filter((scenario) => scenario.request.method === "GET").map((s) => s.request),
+      { method: "GET", path: "/v1/pets?limit=0", headers: authorization },
+      { method: "GET", path: "/v1/pets", headers: {} },
+      { method: "POST", path: "/v1/pets", headers: json, body: '{"name":"","categoryId":1}' },
+    ]
+    const samples: Array<number> = []
+    const result = await runLoad(
+      plan(server, mix, { warmup: quick ? 2 : 5, seconds: settings.rssSeconds }),
+      server,
+      loadCore,
+      () => samples.push(residentKiB(server.pid)),
+    )
+    samples.push(residentKiB(server.pid))
+    if (result.counts.errors > 0 || result.counts.ok === 0 || result.counts.non2xx === 0)
+      throw new Error(`mixed run: unexpected answers ${JSON.stringify(result.counts)}`)
+    const first = samples[0] ?? Number.NaN
+    const last = samples[samples.length - 1] ?? Number.NaN
+    return {
+      seconds: settings.rssSeconds,
+      requests: result.counts.responses,
+      requestsPerSecond: result.counts.responses / result.counts.duration,
+      cpuMicrosPerRequest: (result.cpuSeconds * 1e6) / result.counts.responses,
+      startKiB: first,
+      endKiB: last,
+      maxKiB: Math.max(...samples),
+      samplesKiB: samples,
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Resident memory per stored pet: RSS after `memoryPets` creates minus RSS before them, over
+ * the count. Both sides are taken after 1,000 creates of warm-up and a second of quiet.
+ */
+const memoryPerPet = async (command: ServerCommand) => {
+  if (createScenario === undefined) throw new Error("no create scenario")
+  const server = await startServer(command, serverCore)
+  try {
+    await seed(server, 1000)
+    await pause(1000)
+    const before = residentKiB(server.pid)
+    const result = await runLoad(
+      plan(server, [createScenario.request], { warmup: 0, amount: settings.memoryPets }),
+      server,
+      loadCore,
+    )
+    if (result.counts.ok !== settings.memoryPets)
+      throw new Error(`${command.name}: ${result.counts.ok} of ${settings.memoryPets} creates`)
+    await pause(2000)
+    const after = residentKiB(server.pid)
+    return {
+      target: command.name,
+      pets: settings.memoryPets,
+      beforeKiB: before,
+      afterKiB: after,
+      bytesPerPet: ((after - before) * 1024) / settings.memoryPets,
+      createsPerSecond: result.counts.ok / result.counts.duration,
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+const listScale = async () => {
+  log("list-scale.ts (SQLite and PostgreSQL, 1,000 and 1,000,000 pets)")
+  try {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", path.join(benchDir, "list-scale.ts")],
+      { cwd: benchDir, timeout: 8 * 60_000, maxBuffer: 16 * 1024 * 1024 },
+    )
+    return { ok: true, output: stdout.trim() }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    log(`list-scale.ts failed: ${message}`)
+    return { ok: false, output: message.split("\n").slice(0, 12).join("\n") }
+  }
+}
+
+/** Two cores and taskset, or a clear refusal. */
+const checkMachine = () => {
+  try {
+    execFileSync("taskset", ["-c", `${serverCore},${loadCore}`, "true"])
+  } catch (error) {
+    throw new Error(
+      `http-bench pins the server to core ${serverCore} and the load to core ${loadCore}; \`taskset -c ${serverCore},${loadCore} true\` failed (is util-linux installed, are there two cores?): ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
+}
+
+const main = async () => {
+  checkMachine()
+  const started = Date.now()
+  const watchdog = setTimeout(() => {
+    log(`http-bench: still running after ${deadlineMinutes} minutes; stopping`)
+    killChildren()
+    process.exit(1)
+  }, deadlineMinutes * 60_000)
+  log(
+    `http-bench: ${quick ? "quick" : "full"} mode, ${settings.rounds} round(s) of ${settings.warmup} s warm-up + ${settings.seconds} s, ${settings.connections} connections; service from ${build.description}`,
+  )
+  for (const warning of build.warnings) log(`  warning: ${warning}`)
+  const directory = mkdtempSync(path.join(tmpdir(), "petstore-http-bench-"))
+  try {
+    const { runs, mismatches } = await compareTargets()
+    const createRuns = await durableCreates(directory)
+    log("RSS over a mixed run")
+    const rss = await rssOverTime()
+    log("resident memory per stored pet")
+    const perPet = [
+      await memoryPerPet(serviceCommand("service", "memory")),
+      await memoryPerPet(baseline("node:http", "node-http.ts")),
+    ]
+    const scale = settings.listScale ? await listScale() : undefined
+    const report: Report = {
+      date: new Date().toISOString(),
+      command: quick
+        ? "BENCH_QUICK=1 npm run bench -w @petstore/bench"
+        : "npm run bench -w @petstore/bench",
+      mode: quick ? "quick" : "full",
+      settings,
+      machine: environment(),
+      versions: versions(),
+      service: { description: build.description, warnings: build.warnings },
+      scenarios: scenarios.map(({ id, title }) => ({ id, title })),
+      targets: targets.map((target) => target.name),
+      runs,
+      mismatches,
+      creates: createRuns,
+      rss,
+      memoryPerPet: perPet,
+      listScale: scale,
+      minutes: (Date.now() - started) / 60_000,
+    }
+    await writeResults(report)
+  } finally {
+    clearTimeout(watchdog)
+    rmSync(directory, { recursive: true, force: true })
+  }
+}
+
+const resultsFile = path.join(benchDir, "results", "http-bench.json")
+const resultsMarkdown = path.join(benchDir, "RESULTS.md")
+const start = "<!-- http-bench:start -->"
+const end = "<!-- http-bench:end -->"
+
+/** Text as the repository's Prettier settings write it, so `format:check` stays green. */
+const formatted = async (file: string, text: string) =>
+  format(text, { ...(await resolveConfig(file)), filepath: file })
+
+const writeResults = async (report: Report) => {
+  const previous = existsSync(resultsFile) ? readFileSync(resultsFile, "utf8") : undefined
+  const markdown = renderReport(report, previous)
+  mkdirSync(path.dirname(resultsFile), { recursive: true })
+  writeFileSync(resultsFile, await formatted(resultsFile, JSON.stringify(report)))
+  const current = existsSync(resultsMarkdown) ? readFileSync(resultsMarkdown, "utf8") : ""
+  const section = `${start}\n${markdown.trim()}\n${end}`
+  const from = current.indexOf(start)
+  const to = current.indexOf(end)
+  const updated =
+    from !== -1 && to > from
+      ? `${current.slice(0, from)}${section}${current.slice(to + end.length)}`
+      : `${current.trimEnd()}\n\n${section}\n`
+  writeFileSync(resultsMarkdown, await formatted(resultsMarkdown, updated))
+  process.stdout.write(`${markdown.trim()}\n`)
+  log(
+    `\nwrote ${path.relative(repoRoot, resultsMarkdown)} and ${path.relative(repoRoot, resultsFile)} (${report.minutes.toFixed(1)} minutes)`,
+  )
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(
+      `http-bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    )
+    killChildren()
+    process.exit(1)
+  },
+)

@@ -1,0 +1,219 @@
+/**
+ * The processes of an HTTP benchmark: servers pinned to one core, load workers pinned to the
+ * other, what /proc says about them, and the guarantee that none outlives the runner.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { createInterface } from "node:readline"
+import { Schema } from "effect"
+import { LoadCounts, type LoadPlan } from "./load-plan.js"
+
+const children = new Set<ChildProcess>()
+
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
+
+/** Kills every child still running (the runner is failing or exiting). */
+export const killChildren = (): void => {
+  for (const child of children) if (running(child)) child.kill("SIGKILL")
+}
+
+process.on("exit", killChildren)
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\nhttp-bench: ${signal}, stopping every child process\n`)
+    killChildren()
+    process.exit(130)
+  })
+}
+
+const track = (child: ChildProcess): ChildProcess => {
+  children.add(child)
+  child.on("exit", () => children.delete(child))
+  return child
+}
+
+/** Clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
+export const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim())
+
+/** utime and stime of a process (every thread of it), in clock ticks. */
+export const cpuTicks = (pid: number): { readonly user: number; readonly system: number } => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return { user: Number(fields[11]), system: Number(fields[12]) }
+}
+
+/** VmRSS of a process, in KiB. */
+export const residentKiB = (pid: number): number => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  return Number(/^VmRSS:\s+([0-9]+) kB$/m.exec(status)?.[1] ?? Number.NaN)
+}
+
+export interface Server {
+  readonly name: string
+  readonly pid: number
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  /** The last lines it wrote, for error messages. */
+  readonly logTail: () => string
+  readonly stop: () => Promise<void>
+}
+
+const Announcement = Schema.parseJson(
+  Schema.Struct({ message: Schema.Literal("petstore listening"), url: Schema.String }),
+)
+const announcedUrl = Schema.decodeUnknownOption(Announcement)
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (!running(child)) resolve()
+    else child.once("exit", () => resolve())
+  })
+
+export interface ServerCommand {
+  readonly name: string
+  /** Node's arguments: the script, after any `--import tsx`. */
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+}
+
+/**
+ * Starts `node <args>` under `taskset -c <core>` and waits for its `"petstore listening"` line
+ * (stdout or stderr), which names the URL it listens on.
+ */
+export const startServer = (command: ServerCommand, core: number): Promise<Server> => {
+  const child = track(
+    spawn("taskset", ["-c", String(core), process.execPath, ...command.args], {
+      cwd: command.cwd,
+      env: { ...process.env, ...command.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  )
+  const tail: Array<string> = []
+  const logTail = () => tail.join("\n")
+  return new Promise<Server>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(
+        new Error(`${command.name} did not say "petstore listening" within 60 s:\n${logTail()}`),
+      )
+    }, 60_000)
+    const onLine = (line: string) => {
+      tail.push(line)
+      if (tail.length > 40) tail.shift()
+      const announced = announcedUrl(line)
+      if (announced._tag === "None" || child.pid === undefined) return
+      clearTimeout(timer)
+      const pid = child.pid
+      resolve({
+        name: command.name,
+        pid,
+        origin: new URL(announced.value.url).origin,
+        logTail,
+        stop: async () => {
+          if (!running(child)) return
+          child.kill("SIGTERM")
+          const killer = setTimeout(() => child.kill("SIGKILL"), 15_000)
+          await exited(child)
+          clearTimeout(killer)
+        },
+      })
+    }
+    if (child.stdout) createInterface({ input: child.stdout }).on("line", onLine)
+    if (child.stderr) createInterface({ input: child.stderr }).on("line", onLine)
+    child.once("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer)
+      reject(
+        new Error(`${command.name} exited (${signal ?? code}) before listening:\n${logTail()}`),
+      )
+    })
+  })
+}
+
+export interface LoadResult {
+  readonly counts: LoadCounts
+  /** Server CPU (user + system) over the measured run. */
+  readonly cpuSeconds: number
+  /** The part of it spent in the kernel (system time). */
+  readonly systemSeconds: number
+  /** Wall time of the measured run as the runner saw it. */
+  readonly wallSeconds: number
+}
+
+const workerScript = fileURLToPath(new URL("./load-worker.ts", import.meta.url))
+const WorkerEvent = Schema.parseJson(
+  Schema.Union(
+    Schema.Struct({ event: Schema.Literal("ready") }),
+    Schema.Struct({ event: Schema.Literal("done"), counts: LoadCounts }),
+  ),
+)
+const workerEvent = Schema.decodeUnknownOption(WorkerEvent)
+
+/**
+ * Runs one load plan from a worker pinned to `core`; the server's CPU time is read when the
+ * measured run starts and when it ends. `duringRun` is called every second meanwhile.
+ */
+export const runLoad = (
+  plan: LoadPlan,
+  server: Server,
+  core: number,
+  duringRun: () => void = () => {},
+): Promise<LoadResult> => {
+  const worker = track(
+    spawn(
+      "taskset",
+      ["-c", String(core), process.execPath, "--import", "tsx", workerScript, JSON.stringify(plan)],
+      { cwd: fileURLToPath(new URL(".", import.meta.url)), stdio: ["pipe", "pipe", "inherit"] },
+    ),
+  )
+  const limitMs =
+    (plan.warmupSeconds + (plan.amount === undefined ? plan.seconds : 600) + 60) * 1000
+  return new Promise<LoadResult>((resolve, reject) => {
+    let startTicks = { user: 0, system: 0 }
+    let startTime = 0
+    let sampler: NodeJS.Timeout | undefined
+    const finish = () => {
+      clearTimeout(timer)
+      if (sampler !== undefined) clearInterval(sampler)
+    }
+    const timer = setTimeout(() => {
+      finish()
+      worker.kill("SIGKILL")
+      reject(new Error(`the load worker for ${server.name} did not finish in ${limitMs / 1000} s`))
+    }, limitMs)
+    if (worker.stdout === null || worker.stdin === null) throw new Error("worker without pipes")
+    const stdin = worker.stdin
+    createInterface({ input: worker.stdout }).on("line", (line) => {
+      const event = workerEvent(line)
+      if (event._tag === "None") return
+      if (event.value.event === "ready") {
+        startTicks = cpuTicks(server.pid)
+        startTime = performance.now()
+        sampler = setInterval(duringRun, 1000)
+        stdin.write("go\n")
+      } else {
+        const endTicks = cpuTicks(server.pid)
+        const wallSeconds = (performance.now() - startTime) / 1000
+        const user = endTicks.user - startTicks.user
+        const system = endTicks.system - startTicks.system
+        finish()
+        resolve({
+          counts: event.value.counts,
+          cpuSeconds: (user + system) / clockTicks,
+          systemSeconds: system / clockTicks,
+          wallSeconds,
+        })
+      }
+    })
+    worker.once("exit", (code) => {
+      finish()
+      reject(new Error(`the load worker for ${server.name} exited (${code}) before its result`))
+    })
+  })
+}
