@@ -13,6 +13,7 @@ import {
 import { apiError, errorBodyText, type ApiError } from "../api-error.js"
 import { decodeRequest } from "../decode.js"
 import { describeCause, type Logger } from "../logger.js"
+import { boundedMemo } from "./bounded-memo.js"
 import { runToExit } from "./run-to-exit.js"
 import type { Principal } from "../middleware/auth.js"
 import type { HeaderName } from "../openapi/headers.js"
@@ -235,25 +236,6 @@ const singleValued = (
 }
 
 /**
- * Remembers up to `capacity` values by key, computing each once; when full it starts afresh, and
- * keys longer than `maxKeyLength` are not kept, so memory stays bounded whatever clients send.
- */
-const boundedMemo = <A>(capacity: number, maxKeyLength = 256) => {
-  const values = new Map<string, A>()
-  return {
-    get: (key: string, compute: () => A): A => {
-      const known = values.get(key)
-      if (known !== undefined) return known
-      const value = compute()
-      if (key.length > maxKeyLength) return value
-      if (values.size >= capacity) values.clear()
-      values.set(key, value)
-      return value
-    },
-  }
-}
-
-/**
  * The values of the headers named in `names` (matched case-insensitively, keyed as `names`
  * writes them), or the name of one sent more than once.
  */
@@ -340,7 +322,7 @@ export const defineOperation = <P, PI, Q, QI, H, HI, B, BI, R, RI, T extends key
     )
 
   // Decoding is pure, and clients repeat the same few values (an id, `?limit=20`): each distinct
-  // input is decoded once, within bounds. An operation without parameters decodes nothing.
+  // input is decoded once, within bounds.
   const decodedParams = boundedMemo<Either.Either<P, ApiError>>(1_000)
   const readParams = (request: OperationRequest): Either.Either<P, ApiError> =>
     decodedParams.get(JSON.stringify(request.params), () => decodeParams(request.params))
