@@ -34,6 +34,8 @@ export interface Report {
   readonly targets: ReadonlyArray<string>
   readonly runs: ReadonlyArray<Run>
   readonly mismatches: ReadonlyArray<Mismatch>
+  /** The service as benchmarked beside one with its access log and rate limits on. */
+  readonly operations: ReadonlyArray<Run>
   readonly creates: ReadonlyArray<Run>
   readonly rss: {
     readonly seconds: number
@@ -209,6 +211,33 @@ export const renderReport = (report: Report, previousJson?: string): string => {
       "Every baseline answered the probes of `http-bench-checks.ts` as the service did.",
       "",
     )
+
+  const [quiet = "", operated = ""] = [...new Set(report.operations.map((run) => run.target))]
+  lines.push(
+    "### What the access log and the rate limiter cost",
+    "",
+    `Every comparison above runs the service with \`PETSTORE_LOG_LEVEL=warn\` and \`PETSTORE_RATE_LIMIT=off\`, as the baselines neither log nor limit. Here the same build runs beside itself with \`PETSTORE_LOG_LEVEL=info\` (one JSON access line per request, written to a pipe) and \`PETSTORE_RATE_LIMIT=1000000/s\` (every request counted, none refused); the rounds interleave the two.`,
+    "",
+    table(
+      ["scenario", `${quiet} CPU µs/req`, `${operated} CPU µs/req`, "added µs/req", "ratio"],
+      report.scenarios.map((scenario) => {
+        const quietRuns = select(report.operations, quiet, scenario.id)
+        const operatedRuns = select(report.operations, operated, scenario.id)
+        const added = operatedRuns.flatMap((run) => {
+          const other = quietRuns.find((quietRun) => quietRun.round === run.round)
+          return other === undefined ? [] : [cpu(run) - cpu(other)]
+        })
+        return [
+          scenario.title,
+          show(spread(quietRuns.map(cpu)), 1),
+          show(spread(operatedRuns.map(cpu)), 1),
+          show(spread(added), 1),
+          show(spread(roundRatios(operatedRuns, quietRuns, cpu)), 2, "×"),
+        ]
+      }),
+    ),
+    "",
+  )
 
   const createTargets = [...new Set(report.creates.map((run) => run.target))]
   const [memory = "", sqlite = ""] = createTargets

@@ -2,9 +2,17 @@ import Koa from "koa"
 import { createRouter, registerOperations, unrouted } from "./api/api-router.js"
 import type { Operation, PetRuntime } from "./api/operation.js"
 import { petOperations } from "./api/pet-operations.js"
+import { withAbuseLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
+import type { StoredKeys } from "./keys/StoredKeys.js"
 import { bearerAuth, type AuthState } from "./middleware/auth.js"
+import { cors, type CorsOrigins } from "./middleware/cors.js"
 import { errorHandler } from "./middleware/error-handler.js"
 import { silentLogger, type Logger } from "./logger.js"
+import { accessLog } from "./observability/access-log.js"
+import { registerMetricsRoute } from "./observability/metrics-route.js"
+import { createMetrics, discardMetrics, type Metrics } from "./observability/metrics.js"
+import { storageReadiness } from "./observability/readiness.js"
+import { requestContext } from "./observability/request-context.js"
 import { openApiDocument } from "./openapi/openapi-document.js"
 import { registerOpenApiRoutes } from "./openapi/openapi-routes.js"
 import type { ApiServer } from "./openapi/openapi-types.js"
@@ -15,15 +23,27 @@ import { registerHealthRoutes } from "./routes/health.js"
 export interface AppOptions {
   /** Provides the `PetRepository` the use cases run against; the caller owns its lifetime. */
   readonly runtime: PetRuntime
-  /** The API keys accepted as `Authorization: Bearer <key>`; at least one. */
+  /** The API keys accepted as `Authorization: Bearer <key>`; at least one unless `storedKeys` is given. */
   readonly apiKeys: ReadonlyArray<string>
+  /** The keys kept in storage (`npm run keys`), accepted beside `apiKeys`; none unless given. */
+  readonly storedKeys?: StoredKeys["Type"]
   /** Where the versioned API is mounted; `/v1` unless given. */
   readonly basePath?: string
+  /** Where access lines and warnings go; nowhere unless given. */
   readonly logger?: Logger
+  /**
+   * What `GET /metrics` exposes and the app records into; a registry of its own unless given
+   * (give one to also record what the storage layer observes). `false`: no metrics, no route.
+   */
+  readonly metrics?: Metrics | false
   /** The base URLs `{basePath}/openapi.json` names; unless given, the server serving it. */
   readonly servers?: ReadonlyArray<ApiServer>
   /** The operations served; the Petstore's three unless given. */
   readonly operations?: ReadonlyArray<Operation>
+  /** Rate limits around the key check (per key, failed auth per address); none unless given. */
+  readonly limits?: AbuseLimits
+  /** The origins CORS allows; no CORS unless given. */
+  readonly corsOrigins?: CorsOrigins
 }
 
 /**
@@ -31,32 +51,54 @@ export interface AppOptions {
  * serve it with `http.createServer(app.callback())`.
  *
  * Every path is decided by one router (exact, case-sensitive). Public routes (`/healthz`,
- * `/docs`, `{basePath}/openapi.json`) need no key; every operation that needs one checks it in
+ * `/readyz`, `/metrics`, `/docs`, `{basePath}/openapi.json`) need no key; every operation that needs one checks it in
  * its own route, and any path the router does not know needs a key before it is answered 404.
  */
 export const createApp = (options: AppOptions): Koa<AuthState> => {
   const basePath = options.basePath ?? "/v1"
   const logger = options.logger ?? silentLogger
   const operations = options.operations ?? petOperations
+  const metrics = options.metrics === false ? undefined : (options.metrics ?? createMetrics())
+  const recorder = metrics ?? discardMetrics
   const app = new Koa<AuthState>()
   app.silent = true
 
-  const requireKey = bearerAuth(options.apiKeys)
+  const limits = options.limits ?? {}
+  const requireKey = withAbuseLimits(bearerAuth(options.apiKeys, options.storedKeys), {
+    ...limits,
+    onRefusal: (scope) => {
+      recorder.recordRateLimitRefusal(scope)
+      limits.onRefusal?.(scope)
+    },
+  })
   const router = createRouter()
   const document = openApiDocument({
     basePath,
     servers: options.servers ?? sameOriginServers(basePath),
     operations,
   })
-  registerHealthRoutes(router)
+  registerHealthRoutes(router, storageReadiness(options.runtime, recorder))
+  if (metrics !== undefined) registerMetricsRoute(router, metrics)
   registerOpenApiRoutes(router, basePath, document)
   registerDocsRoutes(router, basePath)
-  registerOperations(router, operations, { runtime: options.runtime, logger, basePath }, requireKey)
+  registerOperations(
+    router,
+    operations,
+    { runtime: options.runtime, recordStorageError: recorder.recordStorageError, basePath },
+    requireKey,
+  )
   const protectedRoutes = new Set(
     operations.filter((operation) => operation.requiresKey).map((operation) => operation.id),
   )
 
-  app.use(errorHandler(logger))
+  app.use(requestContext(logger))
+  app.use(accessLog(recorder))
+  app.use(errorHandler())
+  if (options.corsOrigins !== undefined) {
+    app.use(
+      cors(options.corsOrigins, [...new Set(operations.map((operation) => operation.method))]),
+    )
+  }
   app.use(router.routes())
   app.use(unrouted(protectedRoutes, requireKey))
   return app

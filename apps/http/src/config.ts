@@ -1,5 +1,8 @@
 import { parseStorageChoice, type StorageChoice } from "@petstore/storage"
 import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Option } from "effect"
+import type { CorsOrigins } from "./middleware/cors.js"
+import type { Rate } from "./token-bucket.js"
+import { logLevels, type LogLevel } from "./logger.js"
 
 export interface ServerConfig {
   readonly host: string
@@ -14,6 +17,20 @@ export interface ServerConfig {
   readonly stagingUrl: Option.Option<string>
   /** How long an idempotency key is remembered. */
   readonly idempotencyTtl: Duration.Duration
+  /** Requests per API key per process; none when off. */
+  readonly rateLimit: Option.Option<Rate>
+  /** Failed authentications per client address per process; none when off. */
+  readonly authFailureLimit: Option.Option<Rate>
+  /** Whether the client address is the right-most `X-Forwarded-For` entry. */
+  readonly trustProxy: boolean
+  /** The origins CORS allows; none when CORS is off. */
+  readonly corsOrigins: Option.Option<CorsOrigins>
+  /** Connections open at once. */
+  readonly maxConnections: number
+  /** The least severe log lines written. */
+  readonly logLevel: LogLevel
+  /** Whether `GET /metrics` is served. */
+  readonly metrics: boolean
 }
 
 /** What applies when a variable is unset or empty: a value, or what happens instead. */
@@ -128,6 +145,78 @@ const readDuration = (text: string, variable: string): Either.Either<Duration.Du
       )
 }
 
+const rateWindows: Readonly<Record<string, number>> = { s: 1, min: 60, h: 3600 }
+
+/** `<n>/<s|min|h>`, a token bucket of n refilled evenly over the window, or `off`. */
+const readRate = (text: string, variable: string): Either.Either<Option.Option<Rate>, string> => {
+  const trimmed = text.trim()
+  if (trimmed === "off") return Either.right(Option.none())
+  const match = /^([0-9]{1,10}) *\/ *(s|min|h)$/.exec(trimmed)
+  const capacity = Number(match?.[1])
+  const windowSeconds = rateWindows[match?.[2] ?? ""]
+  return windowSeconds !== undefined && capacity >= 1
+    ? Either.right(Option.some({ capacity, windowSeconds }))
+    : Either.left(
+        `${variable} must be <count>/<s|min|h> (such as 1000/s or 20/min) or off; got ${JSON.stringify(text)}`,
+      )
+}
+
+const readBoolean = (text: string, variable: string): Either.Either<boolean, string> => {
+  const value = text.trim().toLowerCase()
+  return value === "true" || value === "false"
+    ? Either.right(value === "true")
+    : Either.left(`${variable} must be true or false; got ${JSON.stringify(text)}`)
+}
+
+/** An origin as browsers send it: scheme, host and port (when not the default), nothing else. */
+const readOrigin = (text: string): Either.Either<string, string> => {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  return url !== undefined &&
+    /^https?:$/.test(url.protocol) &&
+    text.replace(/\/$/, "").toLowerCase() === url.origin.toLowerCase()
+    ? Either.right(url.origin)
+    : Either.left(
+        `PETSTORE_CORS_ORIGINS: ${JSON.stringify(text)} is not an origin such as https://app.example.com (scheme, host and port only)`,
+      )
+}
+
+const readCorsOrigins = (text: string): Either.Either<CorsOrigins, string> => {
+  const entries = text
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+  if (entries.length === 1 && entries[0] === "*") return Either.right("*")
+  if (entries.includes("*")) {
+    return Either.left(
+      "PETSTORE_CORS_ORIGINS: * allows every origin and cannot be listed with others",
+    )
+  }
+  return Either.all(entries.map(readOrigin))
+}
+
+const readMaxConnections = (text: string): Either.Either<number, string> => {
+  const count = Number(text)
+  return /^[0-9]+$/.test(text) && count >= 1 && Number.isSafeInteger(count)
+    ? Either.right(count)
+    : Either.left(
+        `PETSTORE_MAX_CONNECTIONS must be a positive integer; got ${JSON.stringify(text)}`,
+      )
+}
+
+const readLogLevel = (text: string, variable: string): Either.Either<LogLevel, string> => {
+  const level = logLevels.find((name) => name === text.trim().toLowerCase())
+  return level === undefined
+    ? Either.left(`${variable} must be one of ${logLevels.join(", ")}; got ${JSON.stringify(text)}`)
+    : Either.right(level)
+}
+
+const readSwitch = (text: string, variable: string): Either.Either<boolean, string> => {
+  const value = text.trim().toLowerCase()
+  return value === "on" || value === "off"
+    ? Either.right(value === "on")
+    : Either.left(`${variable} must be on or off; got ${JSON.stringify(text)}`)
+}
+
 /** Every setting of the server, in the order the README lists them. */
 export const settings = {
   port: setting({
@@ -144,9 +233,9 @@ export const settings = {
   }),
   apiKeys: optionalSetting({
     variable: "PETSTORE_API_KEYS",
-    whenUnset: "a key is generated and printed at start",
+    whenUnset: "stored keys only; a first start with none makes one (see API keys)",
     description:
-      "Comma-separated API keys accepted as `Authorization: Bearer <key>`. Letters, digits and `-._~+/` only.",
+      "Comma-separated API keys accepted as `Authorization: Bearer <key>`, beside the keys stored with `npm run keys`. Letters, digits and `-._~+/` only.",
     parse: readApiKeys,
   }),
   basePath: setting({
@@ -182,6 +271,54 @@ export const settings = {
     description:
       "How long an `Idempotency-Key` is remembered (`s`, `min`, `h` or `d`); expired keys are purged in the background.",
     parse: readDuration,
+  }),
+  rateLimit: setting({
+    variable: "PETSTORE_RATE_LIMIT",
+    fallback: "1000/s",
+    description:
+      "Requests per API key, per server process: `<n>/<s|min|h>` (a bucket of n refilled evenly over the window; over it, 429 with `Retry-After`) or `off`.",
+    parse: readRate,
+  }),
+  authFailureLimit: setting({
+    variable: "PETSTORE_AUTH_FAILURE_LIMIT",
+    fallback: "20/min",
+    description:
+      "Failed authentications per client address, per server process, before 429 replaces 401 (same syntax as `PETSTORE_RATE_LIMIT`, or `off`).",
+    parse: readRate,
+  }),
+  trustProxy: setting({
+    variable: "PETSTORE_TRUST_PROXY",
+    fallback: "false",
+    description:
+      "`true` behind a proxy that appends the client's address to `X-Forwarded-For`: the right-most entry is then the client address the limits count.",
+    parse: readBoolean,
+  }),
+  corsOrigins: optionalSetting({
+    variable: "PETSTORE_CORS_ORIGINS",
+    whenUnset: "no CORS: browsers on other origins cannot read answers",
+    description:
+      "Comma-separated origins (`https://app.example.com`) whose browser scripts may call the API, or `*` for any.",
+    parse: readCorsOrigins,
+  }),
+  maxConnections: setting({
+    variable: "PETSTORE_MAX_CONNECTIONS",
+    fallback: "10000",
+    description: "Connections open at once; more are refused when accepted.",
+    parse: readMaxConnections,
+  }),
+  logLevel: setting({
+    variable: "PETSTORE_LOG_LEVEL",
+    fallback: "info",
+    description:
+      "The least severe log lines written (JSON, one per line): `trace`, `debug`, `info` (one line per request), `warn`, `error`, `fatal` or `silent`. The start-up and shutdown lines are written at any level but `silent`.",
+    parse: readLogLevel,
+  }),
+  metrics: setting({
+    variable: "PETSTORE_METRICS",
+    fallback: "on",
+    description:
+      "`on`: `GET /metrics` serves Prometheus metrics, without a key; `off`: it is not served (then an unknown path: 401 without a key, 404 with one).",
+    parse: readSwitch,
   }),
 }
 
@@ -222,6 +359,13 @@ const serverConfig: Config.Config<ServerConfig> = Config.all({
   urls: serverUrls,
   storage: settings.storage.config,
   idempotencyTtl: settings.idempotencyTtl.config,
+  rateLimit: settings.rateLimit.config,
+  authFailureLimit: settings.authFailureLimit.config,
+  trustProxy: settings.trustProxy.config,
+  corsOrigins: settings.corsOrigins.config,
+  maxConnections: settings.maxConnections.config,
+  logLevel: settings.logLevel.config,
+  metrics: settings.metrics.config,
 }).pipe(Config.map(({ urls, ...rest }) => ({ ...rest, ...urls })))
 
 const messagesOf = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
@@ -249,3 +393,12 @@ const providerOf = (env: Environment): ConfigProvider.ConfigProvider =>
 /** The server's settings from environment variables, or every problem found with them. */
 export const readConfig = (env: Environment): Either.Either<ServerConfig, ReadonlyArray<string>> =>
   providerOf(env).load(serverConfig).pipe(Effect.either, Effect.runSync, Either.mapLeft(messagesOf))
+
+/** One setting read as the server reads it (for tools that share the server's environment). */
+export const readSetting = <A>(
+  setting: Setting<A>,
+  env: Environment,
+): Either.Either<A, ReadonlyArray<string>> =>
+  providerOf(env)
+    .load(setting.config)
+    .pipe(Effect.either, Effect.runSync, Either.mapLeft(messagesOf))

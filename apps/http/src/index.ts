@@ -1,6 +1,7 @@
 export { createApp, type AppOptions } from "./app.js"
 export { readConfig, type ServerConfig } from "./config.js"
-export { jsonLinesLogger, silentLogger, type Logger } from "./logger.js"
+export { createLogger, processLogger, silentLogger, type Logger, type LogLevel } from "./logger.js"
+export { createMetrics, type Metrics } from "./observability/metrics.js"
 export { closeGracefully, createAppServer, listen } from "./server.js"
 export { errorCatalogue, type ErrorCode } from "./api/error-catalogue.js"
 export {

@@ -2,7 +2,7 @@ import { Either } from "effect"
 import type { Context } from "koa"
 import getRawBody from "raw-body"
 import { apiError, type ApiError } from "./api-error.js"
-import { maxBodyBytes } from "./api/limits.js"
+import { maxBodyBytes, maxJsonDepth } from "./api/limits.js"
 
 const bodyRequired = apiError(
   "invalid_body",
@@ -23,6 +23,37 @@ const readFailure = (error: unknown): ApiError | undefined => {
     default:
       return undefined
   }
+}
+
+const quote = 0x22
+const backslash = 0x5c
+const openBracket = 0x5b
+const closeBracket = 0x5d
+const openBrace = 0x7b
+const closeBrace = 0x7d
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`, found by one pass over the
+ * text (outside strings, `[`/`{` open and `]`/`}` close) before anything recurses into it:
+ * JSON.parse copes with deep nesting, but whatever walks the value next might not.
+ */
+export const nestsDeeperThan = (text: string, limit: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index)
+    if (inString) {
+      if (char === backslash) index++
+      else if (char === quote) inString = false
+    } else if (char === quote) {
+      inString = true
+    } else if (char === openBracket || char === openBrace) {
+      if (++depth > limit) return true
+    } else if (char === closeBracket || char === closeBrace) {
+      depth--
+    }
+  }
+  return false
 }
 
 /** Why the request's headers rule its body out, if they do. */
@@ -66,6 +97,14 @@ export const readJsonBody = async (ctx: Context): Promise<Either.Either<unknown,
     throw error
   }
   if (text.trim() === "") return Either.left(bodyRequired)
+  if (nestsDeeperThan(text, maxJsonDepth)) {
+    return Either.left(
+      apiError(
+        "invalid_json",
+        `the body nests arrays and objects more than ${maxJsonDepth} deep; send a flatter document`,
+      ),
+    )
+  }
   try {
     const value: unknown = JSON.parse(text)
     return Either.right(value)

@@ -8,6 +8,7 @@ import {
 } from "node:http"
 import type { Duplex } from "node:stream"
 import { apiError, errorBodyText, type ApiError } from "./api-error.js"
+import { newRequestId, requestIdFor, requestIdHeader } from "./observability/request-id.js"
 
 /** How long a client may take, and how many may be connected at once. */
 export interface ConnectionLimits {
@@ -31,26 +32,78 @@ export const defaultConnectionLimits: ConnectionLimits = {
 /** Node checks the timeouts above this often; its default (30 s) would let them overrun by as much. */
 const timeoutCheckIntervalMs = 1_000
 
+// The request could not be read, so its own X-Request-Id is not known: the reply names a new one.
 const rawReply = (error: ApiError) => {
   const body = errorBodyText(error)
   return (
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? error.code}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
     `X-Content-Type-Options: nosniff\r\n` +
+    `${requestIdHeader}: ${newRequestId()}\r\n` +
     `Connection: close\r\n\r\n${body}`
   )
+}
+
+interface Answering {
+  readonly request: IncomingMessage
+  readonly response: ServerResponse
+}
+
+/** The requests each connection has yet to finish answering, in order (HTTP/1.1 pipelining). */
+const answering = new WeakMap<Duplex, Array<Answering>>()
+
+const trackAnswering =
+  (handler: RequestListener): RequestListener =>
+  (request, response) => {
+    const current = { request, response }
+    const queue = answering.get(request.socket) ?? []
+    answering.set(request.socket, [...queue, current])
+    response.once("close", () => {
+      const remaining = (answering.get(request.socket) ?? []).filter((item) => item !== current)
+      if (remaining.length === 0) answering.delete(request.socket)
+      else answering.set(request.socket, remaining)
+    })
+    handler(request, response)
+  }
+
+/**
+ * When the connection is still answering a request that arrived whole, a problem found in the
+ * bytes after it must not be answered now: that reply would be read as the earlier request's
+ * answer (a 400 for a create that succeeds). The earlier answer is finished instead, then the
+ * connection closed. Says whether it was so.
+ */
+const closeAfterPendingAnswer = (socket: Duplex): boolean => {
+  const first = answering.get(socket)?.[0]
+  if (first?.request.complete !== true) return false
+  first.response.shouldKeepAlive = false
+  first.response.once("finish", () => socket.end())
+  return true
+}
+
+/** How long a client given a final reply has to read it and close, before its socket is cut. */
+const lingerMs = 1_000
+
+/**
+ * Sends the reply and closes. Ending only closes this side: a client that keeps its own side
+ * open (and keeps trickling bytes) would otherwise hold the socket, which Node no longer times.
+ */
+const endAndCut = (socket: Duplex, reply: string) => {
+  const cut = setTimeout(() => socket.destroy(), lingerMs).unref()
+  socket.once("close", () => clearTimeout(cut))
+  socket.end(reply)
 }
 
 /** Node's own answer to a request it could not parse is plain text; make it the Error body. */
 const answerClientError = (error: Error & { code?: string }, socket: Duplex) => {
   if (!socket.writable) return socket.destroy()
+  if (closeAfterPendingAnswer(socket)) return
   const reply =
     error.code === "HPE_HEADER_OVERFLOW"
       ? apiError("headers_too_large", "the request headers are too large")
       : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
         ? apiError("request_timeout", "the request took too long to arrive")
         : apiError("bad_request", "the request is not valid HTTP")
-  socket.end(rawReply(reply))
+  endAndCut(socket, rawReply(reply))
 }
 
 const respond = (response: ServerResponse, error: ApiError) => {
@@ -59,6 +112,7 @@ const respond = (response: ServerResponse, error: ApiError) => {
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(body),
     "X-Content-Type-Options": "nosniff",
+    [requestIdHeader]: requestIdFor(response.req.headers["x-request-id"]),
     Connection: "close",
   })
   response.end(body)
@@ -73,6 +127,21 @@ const answerExpectation = (request: IncomingMessage, response: ServerResponse) =
       `Expect: ${request.headers.expect ?? ""} is not supported; only 100-continue is`,
     ),
   )
+
+/**
+ * `CONNECT` asks for a tunnel: Node hands the socket to a listener or, without one, drops it
+ * without a word. Node no longer watches a socket it hands over (no error handler, no timeouts,
+ * and `closeAllConnections` skips it), so this one handles its errors, reads and discards what
+ * the client still sends so that its close is seen, and cuts it after `graceMs` at the latest.
+ */
+const refuseTunnel = (graceMs: number) => (_request: IncomingMessage, socket: Duplex) => {
+  socket.on("error", () => socket.destroy())
+  const cut = setTimeout(() => socket.destroy(), graceMs).unref()
+  socket.once("close", () => clearTimeout(cut))
+  socket.resume()
+  if (closeAfterPendingAnswer(socket)) return
+  socket.end(rawReply(apiError("bad_request", "CONNECT is not supported: this is not a proxy")))
+}
 
 /** HTTP/1.1 requires `Host` (RFC 9112 §3.2); Node would refuse its absence with an empty 400. */
 const requireHost =
@@ -101,11 +170,12 @@ export const createAppServer = (
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: timeoutCheckIntervalMs,
     },
-    requireHost(handler),
+    trackAnswering(requireHost(handler)),
   )
   server.maxConnections = limits.maxConnections
   server.on("clientError", answerClientError)
   server.on("checkExpectation", answerExpectation)
+  server.on("connect", refuseTunnel(limits.keepAliveTimeoutMs))
   return server
 }
 

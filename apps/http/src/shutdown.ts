@@ -51,10 +51,10 @@ export const shutdown = async (options: ShutdownOptions): Promise<number> => {
   for (const step of steps) {
     const outcome = await settleWithin(step.run(), step.ms)
     if (!outcome.finished) {
-      options.logger.error("shutdown incomplete, exiting anyway", {
-        unfinished: step.unfinished,
-        reason: outcome.reason,
-      })
+      options.logger.error(
+        { unfinished: step.unfinished, reason: outcome.reason },
+        "shutdown incomplete, exiting anyway",
+      )
       return 1
     }
   }

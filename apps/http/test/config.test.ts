@@ -130,3 +130,77 @@ describe("bearerTokenPattern", () => {
     }
   })
 })
+
+describe("readConfig: abuse limits, CORS and connections", () => {
+  const configOf = (env: Record<string, string>) => Either.getOrThrow(readConfig(env))
+
+  it("limits each key to 1000/s and each address to 20 failed authentications a minute unless set", () => {
+    const config = configOf({})
+    assert.deepEqual(config.rateLimit, Option.some({ capacity: 1000, windowSeconds: 1 }))
+    assert.deepEqual(config.authFailureLimit, Option.some({ capacity: 20, windowSeconds: 60 }))
+    assert.equal(config.trustProxy, false)
+    assert.ok(Option.isNone(config.corsOrigins))
+    assert.equal(config.maxConnections, 10_000)
+  })
+
+  it("reads PETSTORE_RATE_LIMIT and PETSTORE_AUTH_FAILURE_LIMIT as <n>/<s|min|h> or off", () => {
+    assert.deepEqual(
+      configOf({ PETSTORE_RATE_LIMIT: "5/s" }).rateLimit,
+      Option.some({ capacity: 5, windowSeconds: 1 }),
+    )
+    assert.deepEqual(
+      configOf({ PETSTORE_RATE_LIMIT: "600/min" }).rateLimit,
+      Option.some({ capacity: 600, windowSeconds: 60 }),
+    )
+    assert.deepEqual(
+      configOf({ PETSTORE_RATE_LIMIT: "1000000/s" }).rateLimit,
+      Option.some({ capacity: 1_000_000, windowSeconds: 1 }),
+    )
+    assert.deepEqual(
+      configOf({ PETSTORE_AUTH_FAILURE_LIMIT: "100/h" }).authFailureLimit,
+      Option.some({ capacity: 100, windowSeconds: 3600 }),
+    )
+    assert.ok(Option.isNone(configOf({ PETSTORE_RATE_LIMIT: "off" }).rateLimit))
+    assert.ok(Option.isNone(configOf({ PETSTORE_AUTH_FAILURE_LIMIT: "off" }).authFailureLimit))
+    for (const text of ["0/s", "5", "5/d", "-1/s", "1.5/s", "five/s", "5/sec", "on"]) {
+      assert.match(problemsOf({ PETSTORE_RATE_LIMIT: text }), /PETSTORE_RATE_LIMIT/, text)
+      assert.match(
+        problemsOf({ PETSTORE_AUTH_FAILURE_LIMIT: text }),
+        /PETSTORE_AUTH_FAILURE_LIMIT/,
+        text,
+      )
+    }
+  })
+
+  it("reads PETSTORE_TRUST_PROXY as true or false", () => {
+    assert.equal(configOf({ PETSTORE_TRUST_PROXY: "true" }).trustProxy, true)
+    assert.equal(configOf({ PETSTORE_TRUST_PROXY: "false" }).trustProxy, false)
+    assert.match(problemsOf({ PETSTORE_TRUST_PROXY: "yes" }), /PETSTORE_TRUST_PROXY/)
+  })
+
+  it("reads PETSTORE_CORS_ORIGINS as exact origins or *", () => {
+    assert.deepEqual(
+      configOf({ PETSTORE_CORS_ORIGINS: " https://App.example.com , http://localhost:3000/ " })
+        .corsOrigins,
+      Option.some(["https://app.example.com", "http://localhost:3000"]),
+    )
+    assert.deepEqual(configOf({ PETSTORE_CORS_ORIGINS: "*" }).corsOrigins, Option.some("*"))
+    for (const text of [
+      "https://app.example.com/path",
+      "app.example.com",
+      "ftp://files.example.com",
+      "https://app.example.com?x=1",
+      "*, https://app.example.com",
+      "null",
+    ]) {
+      assert.match(problemsOf({ PETSTORE_CORS_ORIGINS: text }), /PETSTORE_CORS_ORIGINS/, text)
+    }
+  })
+
+  it("reads PETSTORE_MAX_CONNECTIONS as a positive integer", () => {
+    assert.equal(configOf({ PETSTORE_MAX_CONNECTIONS: "50" }).maxConnections, 50)
+    for (const text of ["0", "-5", "1e3", "many"]) {
+      assert.match(problemsOf({ PETSTORE_MAX_CONNECTIONS: text }), /PETSTORE_MAX_CONNECTIONS/, text)
+    }
+  })
+})

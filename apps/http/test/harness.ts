@@ -4,8 +4,9 @@ import { Pet, type PetRepository, type StorageUnavailable } from "@petstore/core
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime, Schema, type Layer } from "effect"
 import { createApp } from "../src/app.js"
-import type { Logger } from "../src/logger.js"
+import type { Metrics } from "../src/observability/metrics.js"
 import { closeGracefully, createAppServer, listen, type ConnectionLimits } from "../src/server.js"
+import { captureLogs, type LogLine } from "./log-capture.js"
 
 export const apiKey = "test-key-0123456789"
 
@@ -15,7 +16,10 @@ export interface TestServer {
   readonly basePath: string
   /** A request under the base path, with the API key unless `headers` replace it. */
   readonly api: (path: string, init?: RequestInit) => Promise<Response>
+  /** Each log line as `<message> <fields as JSON>`. */
   readonly logged: ReadonlyArray<string>
+  /** Each log line, parsed. */
+  readonly logLines: () => ReadonlyArray<LogLine>
   readonly close: () => Promise<void>
 }
 
@@ -24,26 +28,30 @@ export interface TestServerOptions {
   readonly apiKeys?: ReadonlyArray<string>
   readonly basePath?: string
   readonly connectionLimits?: ConnectionLimits
+  /** The app's metrics; a registry of its own unless given, none when false. */
+  readonly metrics?: Metrics | false
 }
 
 /** The real app on a real HTTP server on an ephemeral port of 127.0.0.1. */
 export const startServer = async (options: TestServerOptions = {}): Promise<TestServer> => {
   const basePath = options.basePath ?? "/v1"
-  const logged: Array<string> = []
-  const logger: Logger = {
-    info: (message) => logged.push(message),
-    warn: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
-    error: (message, fields) => logged.push(`${message} ${JSON.stringify(fields)}`),
-  }
+  const logs = captureLogs()
   const runtime = ManagedRuntime.make(options.layer ?? MemoryPetRepository.layer)
-  const app = createApp({ runtime, apiKeys: options.apiKeys ?? [apiKey], basePath, logger })
+  const app = createApp({
+    runtime,
+    apiKeys: options.apiKeys ?? [apiKey],
+    basePath,
+    logger: logs.logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  })
   const server = createAppServer(app.callback(), options.connectionLimits)
   const port = await listen(server, 0, "127.0.0.1")
   const origin = `http://127.0.0.1:${port}`
   return {
     origin,
     basePath,
-    logged,
+    logged: logs.logged,
+    logLines: logs.lines,
     api: (path, init = {}) => {
       const headers = new Headers(init.headers)
       if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${apiKey}`)

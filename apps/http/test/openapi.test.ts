@@ -120,21 +120,14 @@ describe("the OpenAPI document", () => {
   it("documents every status each operation answers with", () => {
     const statuses = (operationId: string) =>
       Object.keys(operation(operationId).operation.responses)
-    assert.deepEqual(statuses("listPets"), ["200", "400", "401", "405", "431", "500", "503"])
-    assert.deepEqual(statuses("createPet"), [
-      "201",
-      "400",
-      "401",
-      "405",
-      "409",
-      "413",
-      "415",
-      "422",
-      "431",
-      "500",
-      "503",
-    ])
-    assert.deepEqual(statuses("getPet"), ["200", "400", "401", "404", "405", "431", "500", "503"])
+    const everywhere = ["401", "405", "408", "417", "429", "431", "500", "503"]
+    const sorted = (list: ReadonlyArray<string>) => [...list].sort()
+    assert.deepEqual(statuses("listPets"), sorted(["200", "400", ...everywhere]))
+    assert.deepEqual(
+      statuses("createPet"),
+      sorted(["201", "400", "409", "413", "415", "422", ...everywhere]),
+    )
+    assert.deepEqual(statuses("getPet"), sorted(["200", "400", "404", ...everywhere]))
   })
 
   it("names the error codes of each error response", () => {
@@ -155,29 +148,51 @@ describe("the OpenAPI document", () => {
     for (const { operation } of operationsOf(document)) {
       assert.deepEqual(codesOf(operation.responses["401"]), ["unauthorized"])
       assert.deepEqual(codesOf(operation.responses["405"]), ["method_not_allowed"])
+      assert.deepEqual(codesOf(operation.responses["408"]), ["request_timeout"])
+      assert.deepEqual(codesOf(operation.responses["417"]), ["expectation_failed"])
+      assert.deepEqual(codesOf(operation.responses["429"]), ["rate_limited"])
       assert.deepEqual(codesOf(operation.responses["431"]), ["headers_too_large"])
       assert.deepEqual(codesOf(operation.responses["500"]), ["internal_error"])
       assert.deepEqual(codesOf(operation.responses["503"]), ["storage_unavailable"])
     }
   })
 
-  it("documents the headers: Link, Location, WWW-Authenticate, Allow, Retry-After, Deprecation, Sunset", () => {
+  it("documents the headers: Link, Location, WWW-Authenticate, Allow, Retry-After, Deprecation, Sunset, RateLimit, X-Request-Id", () => {
     const responses = (operationId: string) => operation(operationId).operation.responses
-    assert.deepEqual(headerNames(responses("listPets")["200"]), ["Link"])
+    const admitted = ["RateLimit", "RateLimit-Policy"]
+    assert.deepEqual(headerNames(responses("listPets")["200"]), [
+      "Link",
+      ...admitted,
+      "X-Request-Id",
+    ])
     assert.equal(headerComponent(responses("listPets")["200"]?.headers?.["Link"]).required, false)
     assert.deepEqual(headerNames(responses("createPet")["201"]), [
       "Idempotent-Replayed",
       "Location",
+      ...admitted,
+      "X-Request-Id",
     ])
     assert.ok(headerNames(responses("createPet")["409"]).includes("Retry-After"))
     for (const { operation } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        assert.ok(headerOf(response.headers?.["X-Request-Id"]).required, `${status} X-Request-Id`)
+        // Only what the operation's route answers after admitting a key has the key's limit.
+        const afterAdmission = !["401", "405", "408", "417", "431"].includes(status)
+        for (const name of admitted) {
+          assert.equal(headerNames(response).includes(name), afterAdmission, `${status} ${name}`)
+          if (afterAdmission) assert.equal(headerOf(response.headers?.[name]).required, false)
+        }
+      }
+      assert.ok(headerNames(operation.responses["429"]).includes("Retry-After"))
       assert.ok(headerNames(operation.responses["401"]).includes("WWW-Authenticate"))
       assert.ok(headerNames(operation.responses["405"]).includes("Allow"))
       assert.ok(headerNames(operation.responses["503"]).includes("Retry-After"))
     }
-    // Every answer of getPet's own route carries them; the router's 405 and Node's 431 cannot.
+    // Every answer of getPet's own route carries them; the router's 405 and Node's replies cannot.
     for (const [status, response] of Object.entries(responses("getPet"))) {
-      const expected = status === "405" || status === "431" ? [] : ["Deprecation", "Link", "Sunset"]
+      const expected = ["405", "408", "417", "431"].includes(status)
+        ? []
+        : ["Deprecation", "Link", "Sunset"]
       assert.deepEqual(
         headerNames(response).filter((name) => ["Deprecation", "Sunset", "Link"].includes(name)),
         expected,

@@ -3,6 +3,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { once } from "node:events"
 import { fileURLToPath } from "node:url"
 import { readPets, type PetBody } from "./harness.js"
+import { parseLogLine } from "./log-capture.js"
 
 const appDirectory = fileURLToPath(new URL("..", import.meta.url))
 const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))
@@ -92,7 +93,18 @@ export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
   return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
 
-const listeningUrl = /"message":"petstore listening","url":"(http:\/\/[^"/]+)([^"]*)"/
+/** The origin and base path of the start-up line's `url`, once the server has written it. */
+const listeningUrl = (stdout: string): [string, string] | undefined => {
+  // The last piece is a line still being written.
+  for (const line of stdout.split("\n").slice(0, -1)) {
+    if (!line.includes('"petstore listening"')) continue
+    const url = parseLogLine(line)["url"]
+    if (typeof url !== "string") continue
+    const origin = new URL(url).origin
+    return [origin, url.slice(origin.length)]
+  }
+  return undefined
+}
 
 /** Starts the server and resolves once it listens; rejects with its output if it exits first. */
 export const startServerProcess = async (options: ServerProcessOptions): Promise<RunningServer> => {
@@ -103,10 +115,10 @@ export const startServerProcess = async (options: ServerProcessOptions): Promise
       20_000,
     )
     server.child.stdout.on("data", () => {
-      const [, origin, basePath] = listeningUrl.exec(server.stdout()) ?? []
-      if (origin === undefined || basePath === undefined) return
+      const listening = listeningUrl(server.stdout())
+      if (listening === undefined) return
       clearTimeout(timer)
-      resolve([origin, basePath])
+      resolve(listening)
     })
     void server.exited.then((exit) => {
       clearTimeout(timer)

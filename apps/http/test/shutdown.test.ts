@@ -2,18 +2,13 @@ import assert from "node:assert/strict"
 import { createServer } from "node:http"
 import { describe, it } from "node:test"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import type { Logger } from "../src/logger.js"
+import { captureLogs } from "./log-capture.js"
 import { listen } from "../src/server.js"
 import { shutdown } from "../src/shutdown.js"
 
 const recordingLogger = () => {
-  const errors: Array<string> = []
-  const logger: Logger = {
-    info: () => {},
-    warn: () => {},
-    error: (message, fields) => errors.push(`${message} ${JSON.stringify(fields)}`),
-  }
-  return { logger, errors }
+  const { logger, logged } = captureLogs("error")
+  return { logger, errors: logged }
 }
 
 /** A runtime whose storage takes `closing` to close. */

@@ -110,6 +110,12 @@ export interface components {
   headers: {
     /** @description The Bearer challenge (RFC 6750): `Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent but is not valid. */
     WWWAuthenticate: string
+    /** @description The request's id: the client's own `X-Request-Id` when it is 1 to 128 visible ASCII characters, otherwise one the server made. Every log line about the request names it. */
+    XRequestId: string
+    /** @description The API key's rate limit (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=<requests>;w=<seconds>`, a bucket of `q` requests refilled evenly over `w` seconds. Sent on every response to a request whose key was admitted, unless rate limiting is off. */
+    RateLimitPolicy: string
+    /** @description What is left of the key's limit: `"per-key";r=<requests left>;t=<seconds until the next one>`. Sent with `RateLimit-Policy`. */
+    RateLimit: string
     /** @description The methods this path allows. */
     Allow: string
     /** @description Seconds to wait before trying again. */
@@ -144,6 +150,9 @@ export interface operations {
       /** @description A page of animals. */
       200: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           Link: components["headers"]["NextPageLink"]
           [name: string]: unknown
         }
@@ -154,6 +163,9 @@ export interface operations {
       /** @description A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
       400: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -168,6 +180,7 @@ export interface operations {
       /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
           [name: string]: unknown
         }
@@ -183,6 +196,7 @@ export interface operations {
       /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
           [name: string]: unknown
         }
@@ -195,9 +209,58 @@ export interface operations {
           }
         }
       }
+      /** @description The request took too long to arrive. */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "request_timeout"
+            /** @constant */
+            status?: 408
+          }
+        }
+      }
+      /** @description The request has an `Expect` header other than `100-continue`. */
+      417: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "expectation_failed"
+            /** @constant */
+            status?: 417
+          }
+        }
+      }
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "Retry-After": components["headers"]["RetryAfter"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "rate_limited"
+            /** @constant */
+            status?: 429
+          }
+        }
+      }
       /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
       431: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           [name: string]: unknown
         }
         content: {
@@ -212,6 +275,9 @@ export interface operations {
       /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -226,7 +292,10 @@ export interface operations {
       /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "Retry-After": components["headers"]["RetryAfter"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -260,6 +329,9 @@ export interface operations {
       /** @description The animal was added: the fields sent, plus the `id` assigned. A replay answers the animal the first create with the key added. */
       201: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           Location: components["headers"]["Location"]
           "Idempotent-Replayed": components["headers"]["IdempotentReplayed"]
           [name: string]: unknown
@@ -268,9 +340,12 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `invalid_json`: The body is not valid JSON. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
+      /** @description `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
       400: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -285,6 +360,7 @@ export interface operations {
       /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
           [name: string]: unknown
         }
@@ -300,6 +376,7 @@ export interface operations {
       /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
           [name: string]: unknown
         }
@@ -312,10 +389,28 @@ export interface operations {
           }
         }
       }
+      /** @description The request took too long to arrive. */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "request_timeout"
+            /** @constant */
+            status?: 408
+          }
+        }
+      }
       /** @description A create with this `Idempotency-Key` is still in flight; retry after `Retry-After` seconds to get its answer. */
       409: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "Retry-After": components["headers"]["RetryAfter"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -330,6 +425,9 @@ export interface operations {
       /** @description The body is larger than 1048576 bytes (1 MiB), announced or streamed. */
       413: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -344,6 +442,9 @@ export interface operations {
       /** @description The body is not sent as `Content-Type: application/json` (or a `+json` type) in UTF-8 without `Content-Encoding`. */
       415: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -355,9 +456,27 @@ export interface operations {
           }
         }
       }
+      /** @description The request has an `Expect` header other than `100-continue`. */
+      417: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "expectation_failed"
+            /** @constant */
+            status?: 417
+          }
+        }
+      }
       /** @description This `Idempotency-Key` was already used, with this API key, to create a different animal. */
       422: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -369,9 +488,28 @@ export interface operations {
           }
         }
       }
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "Retry-After": components["headers"]["RetryAfter"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "rate_limited"
+            /** @constant */
+            status?: 429
+          }
+        }
+      }
       /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
       431: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           [name: string]: unknown
         }
         content: {
@@ -386,6 +524,9 @@ export interface operations {
       /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -400,7 +541,10 @@ export interface operations {
       /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "Retry-After": components["headers"]["RetryAfter"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -429,6 +573,9 @@ export interface operations {
       /** @description The animal. */
       200: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
@@ -444,12 +591,15 @@ export interface operations {
       /** @description `petId` is not a positive integer of at most 2^53 − 1. */
       400: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
           Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
           Link: '</v1/pets>; rel="successor-version"'
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -464,6 +614,7 @@ export interface operations {
       /** @description No API key, an `Authorization` header not of the form `Bearer <key>`, or a key that is not valid. Decided before anything else about the request. */
       401: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "WWW-Authenticate": components["headers"]["WWWAuthenticate"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
@@ -485,12 +636,15 @@ export interface operations {
       /** @description No animal has the requested id. */
       404: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
           Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
           Link: '</v1/pets>; rel="successor-version"'
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -505,6 +659,7 @@ export interface operations {
       /** @description The path does not allow this method; `Allow` lists those it does. */
       405: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
           [name: string]: unknown
         }
@@ -517,9 +672,64 @@ export interface operations {
           }
         }
       }
+      /** @description The request took too long to arrive. */
+      408: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "request_timeout"
+            /** @constant */
+            status?: 408
+          }
+        }
+      }
+      /** @description The request has an `Expect` header other than `100-continue`. */
+      417: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "expectation_failed"
+            /** @constant */
+            status?: 417
+          }
+        }
+      }
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          "Retry-After": components["headers"]["RetryAfter"]
+          /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
+          Deprecation: "@1795305600"
+          /** @description When this operation will be removed (RFC 8594). */
+          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          /** @description What replaces this operation (RFC 8288 `successor-version`). */
+          Link: '</v1/pets>; rel="successor-version"'
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "rate_limited"
+            /** @constant */
+            status?: 429
+          }
+        }
+      }
       /** @description The request line or headers are too large (over 16 KiB), a very long URL included. */
       431: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           [name: string]: unknown
         }
         content: {
@@ -534,12 +744,15 @@ export interface operations {
       /** @description An unexpected failure (a bug); it is logged, and nothing of it reaches the client. */
       500: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
           Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
           Link: '</v1/pets>; rel="successor-version"'
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -554,6 +767,7 @@ export interface operations {
       /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
       503: {
         headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
           "Retry-After": components["headers"]["RetryAfter"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
           Deprecation: "@1795305600"
@@ -561,6 +775,8 @@ export interface operations {
           Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
           Link: '</v1/pets>; rel="successor-version"'
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {

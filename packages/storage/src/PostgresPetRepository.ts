@@ -24,6 +24,12 @@ export interface PostgresPetRepositoryOptions extends SqlPetRepository.SqlPetRep
   readonly idleInTransactionTimeout?: Duration.DurationInput
 }
 
+/** The options of the connection alone. */
+export type PostgresClientOptions = Omit<
+  PostgresPetRepositoryOptions,
+  keyof SqlPetRepository.SqlPetRepositoryOptions
+>
+
 export const defaultSessionTimeouts = {
   statementTimeout: Duration.seconds(5),
   lockTimeout: Duration.seconds(2),
@@ -40,7 +46,7 @@ const unopenable = (problem: string) =>
  */
 const withSessionTimeouts = (
   text: string,
-  options: PostgresPetRepositoryOptions,
+  options: PostgresClientOptions,
 ): Either.Either<string, StorageUnavailable> =>
   Either.map(Either.mapLeft(readPostgresUrl(text), unopenable), () => {
     const url = new URL(text)
@@ -61,12 +67,12 @@ const withSessionTimeouts = (
   })
 
 /**
- * Connects to PostgreSQL (refusing to start when it cannot) and returns the repository on it;
- * the connection pool closes with the scope. Several processes may share one database.
+ * Connects to PostgreSQL (refusing to start when it cannot); the connection pool closes with the
+ * scope. The repository and the `ApiKeyStore` share it.
  */
-export const make = (
-  options: PostgresPetRepositoryOptions,
-): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
+export const makeClient = (
+  options: PostgresClientOptions,
+): Effect.Effect<SqlClient.SqlClient, StorageUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const text = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
     const url = yield* withSessionTimeouts(text, options)
@@ -81,10 +87,19 @@ export const make = (
       // The driver throws on a URL it cannot parse: a store we cannot open, not a bug here.
       Effect.catchAllDefect((cause) => Effect.fail(new StorageUnavailable({ cause }))),
     )
-    return yield* SqlPetRepository.make(options).pipe(
-      Effect.provideService(SqlClient.SqlClient, client),
-    )
+    return client
   })
+
+/**
+ * Connects to PostgreSQL (refusing to start when it cannot) and returns the repository on it;
+ * the connection pool closes with the scope. Several processes may share one database.
+ */
+export const make = (
+  options: PostgresPetRepositoryOptions,
+): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
+  Effect.flatMap(makeClient(options), (client) =>
+    SqlPetRepository.make(options).pipe(Effect.provideService(SqlClient.SqlClient, client)),
+  )
 
 export const layer = (
   options: PostgresPetRepositoryOptions,

@@ -74,10 +74,13 @@ const configureConnection = (busyTimeout: Duration.DurationInput) =>
     Effect.catchTag("SqlError", (error) => Effect.fail(new StorageUnavailable({ cause: error }))),
   )
 
-/** Opens (or creates) the SQLite file and the repository on it; the file closes with the scope. */
-export const make = (
-  options: SqlitePetRepositoryOptions,
-): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
+/**
+ * Opens (or creates) the SQLite file, configured as the store requires; the file closes with the
+ * scope. The repository and the `ApiKeyStore` share it.
+ */
+export const makeClient = (
+  options: Pick<SqlitePetRepositoryOptions, "filename" | "busyTimeout">,
+): Effect.Effect<SqlClient.SqlClient, StorageUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const filename = path.resolve(options.filename)
     yield* prepareLocation(filename)
@@ -87,11 +90,19 @@ export const make = (
       // a store we cannot open, not a bug in this program.
       Effect.catchAllDefect((cause) => Effect.fail(new StorageUnavailable({ cause }))),
     )
-    return yield* Effect.zipRight(
-      configureConnection(options.busyTimeout ?? defaultBusyTimeout),
-      SqlPetRepository.make(options),
-    ).pipe(Effect.provideService(SqlClient.SqlClient, client))
+    yield* configureConnection(options.busyTimeout ?? defaultBusyTimeout).pipe(
+      Effect.provideService(SqlClient.SqlClient, client),
+    )
+    return client
   })
+
+/** Opens (or creates) the SQLite file and the repository on it; the file closes with the scope. */
+export const make = (
+  options: SqlitePetRepositoryOptions,
+): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
+  Effect.flatMap(makeClient(options), (client) =>
+    SqlPetRepository.make(options).pipe(Effect.provideService(SqlClient.SqlClient, client)),
+  )
 
 export const layer = (
   options: SqlitePetRepositoryOptions,

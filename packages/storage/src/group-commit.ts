@@ -24,6 +24,11 @@ export interface GroupCommitOptions {
   readonly commitTimeout: Duration.DurationInput
   /** The most items waiting for a batch; an item offered beyond it fails at once with `GroupCommitQueueFull`. */
   readonly maxWaiting: number
+  /**
+   * Told the size of each batch as it is committed, for metrics. It runs on the writer fiber, so
+   * it must be quick; should it throw, the error is ignored.
+   */
+  readonly observeBatchSize?: ((size: number) => void) | undefined
 }
 
 /** A batch's commit did not finish within `commitTimeout`; whether it took effect is unknown. */
@@ -77,6 +82,8 @@ export const makeGroupCommit = <I, A, E>(
     const window = Duration.decode(options.window)
     const holdOpen = Duration.isZero(window) ? nextEventLoopTurn : Effect.sleep(window)
     const commitTimeout = Duration.decode(options.commitTimeout)
+    const observe = (batch: ReadonlyArray<unknown>) =>
+      Effect.ignore(Effect.try(() => options.observeBatchSize?.(batch.length)))
 
     const gather = (first: Pending<I, A, E>) =>
       Effect.map(
@@ -139,7 +146,7 @@ export const makeGroupCommit = <I, A, E>(
     const writer = Effect.forever(
       Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(restore(Queue.take(queue)), (first) =>
-          Effect.flatMap(gather(first), settle),
+          Effect.flatMap(gather(first), (batch) => Effect.zipRight(observe(batch), settle(batch))),
         ),
       ),
     )

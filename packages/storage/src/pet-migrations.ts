@@ -60,9 +60,35 @@ const createIdempotencyKeys = Effect.gen(function* () {
   yield* sql`CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at)`
 })
 
+// Only a SHA-256 of each key is kept (hex), never the key. Times are epoch milliseconds; a
+// revoked key's row is deleted.
+const createApiKeys = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () => sql`
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE CHECK (key_hash ~ '^[0-9a-f]{64}$'),
+        created_at BIGINT NOT NULL,
+        last_used_at BIGINT
+      )`,
+    orElse: () => sql`
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE
+          CHECK (length(key_hash) = 64 AND key_hash NOT GLOB '*[^0-9a-f]*'),
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER
+      ) STRICT`,
+  })
+})
+
 const migrations = Migrator.fromRecord({
   "1_create_pets": createPets,
   "2_create_idempotency_keys": createIdempotencyKeys,
+  "3_create_api_keys": createApiKeys,
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: migrationsTable })

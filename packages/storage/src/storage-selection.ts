@@ -1,10 +1,13 @@
 import path from "node:path"
 import type { PetRepository, StorageUnavailable } from "@petstore/core"
-import { Either, Redacted, type Layer } from "effect"
-import type { IdempotencyOptions } from "./idempotency.js"
+import { Either, Layer, Redacted } from "effect"
+import type { ApiKeyStore } from "./ApiKeyStore.js"
+import type { SqlPetRepositoryOptions } from "./SqlPetRepository.js"
+import * as MemoryApiKeyStore from "./MemoryApiKeyStore.js"
 import * as MemoryPetRepository from "./MemoryPetRepository.js"
 import * as PostgresPetRepository from "./PostgresPetRepository.js"
 import { readPostgresUrl } from "./postgres-url.js"
+import { sqlStoresLayer } from "./sql-stores.js"
 import * as SqlitePetRepository from "./SqlitePetRepository.js"
 
 /** Which adapter backs the service, as parsed from `PETSTORE_STORAGE`. */
@@ -74,17 +77,21 @@ export const describeStorageChoice = (choice: StorageChoice): string => {
   }
 }
 
-/** The adapter chosen, with the idempotency options given (`idempotencyTtl`, say) if any. */
+/**
+ * The adapter chosen, with the options given (`idempotencyTtl`; `groupCommit`, which the
+ * in-memory adapter has no use for) if any, and the `ApiKeyStore` on the same storage (with
+ * `memory`, one this process alone sees).
+ */
 export const storageLayer = (
   choice: StorageChoice,
-  options: IdempotencyOptions = {},
-): Layer.Layer<PetRepository, StorageUnavailable> => {
+  options: SqlPetRepositoryOptions = {},
+): Layer.Layer<PetRepository | ApiKeyStore, StorageUnavailable> => {
   switch (choice.kind) {
     case "memory":
-      return MemoryPetRepository.layerWith(options)
+      return Layer.merge(MemoryPetRepository.layerWith(options), MemoryApiKeyStore.layer)
     case "sqlite":
-      return SqlitePetRepository.layer({ ...options, filename: choice.filename })
+      return sqlStoresLayer(SqlitePetRepository.makeClient({ filename: choice.filename }), options)
     case "postgres":
-      return PostgresPetRepository.layer({ ...options, url: choice.url })
+      return sqlStoresLayer(PostgresPetRepository.makeClient({ url: choice.url }), options)
   }
 }

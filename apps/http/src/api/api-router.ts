@@ -4,10 +4,13 @@ import { apiError, respondWithError } from "../api-error.js"
 import { readJsonBody } from "../json-body.js"
 import type { AuthState } from "../middleware/auth.js"
 import { deprecation } from "../middleware/deprecation.js"
+import type { RequestState } from "../observability/request-context.js"
 import type { Edge, Operation } from "./operation.js"
 
-export type ApiRouter = Router<AuthState>
-export type RouteMiddleware = RouterMiddleware<AuthState>
+/** What a route finds in `ctx.state`: the request's id and logger, and who sent it. */
+export type RouteState = AuthState & RequestState
+export type ApiRouter = Router<RouteState>
+export type RouteMiddleware = RouterMiddleware<RouteState>
 
 /**
  * One router decides what every path means: paths match exactly as written (case-sensitive,
@@ -15,7 +18,7 @@ export type RouteMiddleware = RouterMiddleware<AuthState>
  * and the headers it sets are all decided by one matcher. Public routes are registered on it too.
  */
 export const createRouter = (): ApiRouter =>
-  new Router<AuthState>({ sensitive: true, strict: true })
+  new Router<RouteState>({ sensitive: true, strict: true })
 
 /** `/pets/{petId}` as the router writes it: `/pets/:petId`. */
 export const routerPath = (template: string): string => template.replace(/\{(\w+)\}/g, ":$1")
@@ -26,6 +29,7 @@ const answer =
     const reply = await operation.handle(
       {
         principal: Option.fromNullable(ctx.state.principal),
+        log: ctx.state.log,
         rawHeaders: ctx.req.rawHeaders,
         params: ctx.params,
         querystring: ctx.querystring,
@@ -67,13 +71,13 @@ export const registerOperations = (
 }
 
 /** The methods a path allows, as `Allow` lists them: its routes' methods, then OPTIONS. */
-const allowedMethods = (ctx: RouterContext<AuthState>): ReadonlyArray<string> => {
+const allowedMethods = (ctx: RouterContext<RouteState>): ReadonlyArray<string> => {
   const methods = new Set((ctx.matched ?? []).flatMap((layer) => layer.methods))
   if (methods.size > 0) methods.add("OPTIONS")
   return [...methods]
 }
 
-const answerUnrouted = (ctx: RouterContext<AuthState>) => {
+const answerUnrouted = (ctx: RouterContext<RouteState>) => {
   const allowed = allowedMethods(ctx)
   if (allowed.length === 0) {
     return respondWithError(ctx, apiError("not_found", `nothing is at ${ctx.path}`))

@@ -1,6 +1,6 @@
 import { Record } from "effect"
 import type { HeaderName } from "../openapi/headers.js"
-import { maxBodyBytes } from "./limits.js"
+import { maxBodyBytes, maxJsonDepth } from "./limits.js"
 
 /** What one error code means: the HTTP status it is answered with, when, and the headers it carries. */
 export interface ErrorEntry {
@@ -39,7 +39,7 @@ export const errorCatalogue = {
   invalid_json: {
     status: 400,
     origin: "operation",
-    when: "The body is not valid JSON.",
+    when: `The body is not valid JSON, or nests arrays and objects more than ${maxJsonDepth} deep.`,
   },
   invalid_body: {
     status: 400,
@@ -103,6 +103,12 @@ export const errorCatalogue = {
     status: 422,
     origin: "operation",
     when: "This `Idempotency-Key` was already used, with this API key, to create a different animal.",
+  },
+  rate_limited: {
+    status: 429,
+    origin: "operation",
+    when: "Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds.",
+    headers: { "Retry-After": "RetryAfter" },
   },
   headers_too_large: {
     status: 431,

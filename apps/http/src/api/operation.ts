@@ -149,6 +149,8 @@ export interface OperationSpec<P, PI, Q, QI, H, HI, B, BI, R, RI, T extends keyo
 /** A request as the edge hands it to an operation. */
 export interface OperationRequest {
   readonly principal: Option.Option<Principal>
+  /** The request's logger: its lines name the request id. */
+  readonly log: Logger
   /** As Node gives them: name, value, name, value… */
   readonly rawHeaders: ReadonlyArray<string>
   readonly params: Readonly<Record<string, string>>
@@ -167,7 +169,8 @@ export interface Reply {
 
 export interface Edge extends Mount {
   readonly runtime: PetRuntime
-  readonly logger: Logger
+  /** Counts a request that storage could not answer, by operation id. */
+  readonly recordStorageError: (operation: string) => void
 }
 
 export interface DocumentedParameter {
@@ -284,13 +287,16 @@ interface ErrorSources {
 /** The error codes an operation can answer with, in the catalogue's order. */
 const errorsOf = (sources: ErrorSources): ReadonlyArray<ErrorCode> => {
   const codes = new Set<ErrorCode>([
-    ...(sources.requiresKey ? (["unauthorized"] as const) : []),
+    ...(sources.requiresKey ? (["unauthorized", "rate_limited"] as const) : []),
     ...(hasFields(sources.params) ? (["invalid_path_parameter"] as const) : []),
     ...(hasFields(sources.query) ? (["invalid_query"] as const) : []),
     ...(hasFields(sources.headers.schema) ? [sources.headers.invalid] : []),
     ...(sources.readsBody ? bodyErrors : []),
     ...sources.failures.map(domainErrorCode),
+    // What any request can meet beside its route: the router's answer, and Node's own replies.
     "method_not_allowed",
+    "request_timeout",
+    "expectation_failed",
     "headers_too_large",
     "internal_error",
   ])
@@ -374,10 +380,11 @@ export const defineOperation = <P, PI, Q, QI, H, HI, B, BI, R, RI, T extends key
     const failure = Cause.failureOption(exit.cause)
     if (Option.isNone(failure)) throw Cause.squash(exit.cause)
     if (failure.value._tag === "StorageUnavailable") {
-      edge.logger.warn("storage unavailable", {
-        operation: spec.id,
-        cause: describeCause(failure.value.cause),
-      })
+      edge.recordStorageError(spec.id)
+      request.log.warn(
+        { operation: spec.id, cause: describeCause(failure.value.cause) },
+        "storage unavailable",
+      )
     }
     const response = domainErrorResponse(failure.value)
     return errorReply(response.error, response.headers)

@@ -1,11 +1,18 @@
 import { hash, timingSafeEqual } from "node:crypto"
-import type { Middleware } from "koa"
+import type { Middleware, ParameterizedContext } from "koa"
 import { apiError, respondWithError } from "../api-error.js"
+import { domainErrorResponse } from "../api/domain-errors.js"
 import { bearerTokenPattern } from "../config.js"
+import { looksLikeStoredKey } from "../keys/api-key-format.js"
+import type { StoredKeys } from "../keys/StoredKeys.js"
 
 /** Who made an authenticated request: the key they presented, by an id that is not the key. */
 export interface Principal {
-  /** `env:` and the first 16 hex digits of the key's SHA-256: stable across restarts and processes. */
+  /**
+   * For a key of `PETSTORE_API_KEYS`, `env:` and the first 16 hex digits of the key's SHA-256;
+   * for a stored key, its id (`key_…`, as `npm run keys -- list` shows it). Stable across
+   * restarts and processes.
+   */
   readonly keyId: string
 }
 
@@ -57,13 +64,24 @@ const authorizationHeaderCount = (rawHeaders: ReadonlyArray<string>) => {
   return count
 }
 
+const refuseInvalidKey = (ctx: ParameterizedContext<AuthState>) => {
+  ctx.set("WWW-Authenticate", `${realm}, error="invalid_token"`)
+  respondWithError(ctx, apiError("unauthorized", "the API key is not valid"))
+}
+
 /**
- * Admits only requests bearing one of `keys` as `Authorization: Bearer <key>`; every other
- * request gets 401 and the `WWW-Authenticate` challenge, before any other part of the request
- * is looked at.
+ * Admits only requests bearing one of `keys` (any b64token; compared in constant time) or a key
+ * of `storedKeys` (a `pst_` key, looked up by its hash) as `Authorization: Bearer <key>`; every
+ * other request gets 401 and the `WWW-Authenticate` challenge, before any other part of the
+ * request is looked at. When the store cannot say whether a key is stored, 503 with `Retry-After`.
  */
-export const bearerAuth = (keys: ReadonlyArray<string>): Middleware<AuthState> => {
-  if (keys.length === 0) throw new Error("bearerAuth needs at least one API key")
+export const bearerAuth = (
+  keys: ReadonlyArray<string>,
+  storedKeys?: StoredKeys["Type"],
+): Middleware<AuthState> => {
+  if (keys.length === 0 && storedKeys === undefined) {
+    throw new Error("bearerAuth needs at least one API key or a key store")
+  }
   const matchKey = keyMatcher(keys)
   return async (ctx, next) => {
     // Node keeps the first of several Authorization headers; a proxy may keep the last. Two
@@ -88,12 +106,18 @@ export const bearerAuth = (keys: ReadonlyArray<string>): Middleware<AuthState> =
       )
       return
     }
-    const principal = matchKey(token)
-    if (principal === undefined) {
-      ctx.set("WWW-Authenticate", `${realm}, error="invalid_token"`)
-      respondWithError(ctx, apiError("unauthorized", "the API key is not valid"))
-      return
+    let principal = matchKey(token)
+    if (principal === undefined && storedKeys !== undefined && looksLikeStoredKey(token)) {
+      const verdict = await storedKeys.identify(token)
+      if (verdict.kind === "unavailable") {
+        const { error, headers } = domainErrorResponse(verdict.error)
+        ctx.set(headers)
+        respondWithError(ctx, error)
+        return
+      }
+      if (verdict.kind === "admitted") principal = { keyId: verdict.keyId }
     }
+    if (principal === undefined) return refuseInvalidKey(ctx)
     ctx.state.principal = principal
     // What a key reads is the key holder's: no cache on the way may keep it, errors included.
     ctx.set("Cache-Control", "no-store")

@@ -1,6 +1,6 @@
 import type { Middleware } from "koa"
 import { apiError, respondWithError, type ApiError } from "../api-error.js"
-import type { Logger } from "../logger.js"
+import type { RequestState } from "../observability/request-context.js"
 
 const internalError = apiError("internal_error", "an unexpected error occurred; it was logged")
 
@@ -15,11 +15,12 @@ const clientErrorOf = (error: unknown): ApiError | undefined => {
 }
 
 /**
- * Outermost middleware: whatever happens below, the client gets the JSON Error body, and
- * headers set on the way (`WWW-Authenticate`, `Allow`, `Deprecation`) are kept. Unexpected
- * failures are logged with their stack and answered with a 500 that reveals nothing of them.
+ * Outermost but for the request's id and access log: whatever happens below, the client gets the
+ * JSON Error body, and headers set on the way (`WWW-Authenticate`, `Allow`, `Deprecation`,
+ * `X-Request-Id`) are kept. Unexpected failures are logged with their stack, under the request's
+ * id, and answered with a 500 that reveals nothing of them.
  */
-export const errorHandler = (logger: Logger): Middleware => {
+export const errorHandler = (): Middleware<RequestState> => {
   return async (ctx, next) => {
     // Every body is JSON (or the docs' own files): never let a browser guess another type.
     ctx.set("X-Content-Type-Options", "nosniff")
@@ -28,11 +29,11 @@ export const errorHandler = (logger: Logger): Middleware => {
     } catch (error) {
       const clientError = clientErrorOf(error)
       if (clientError === undefined) {
-        logger.error("request failed unexpectedly", {
-          method: ctx.method,
-          path: ctx.path,
-          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-        })
+        // The route is named by the access log line that follows, with the same request id.
+        ctx.state.log.error(
+          { error: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+          "request failed unexpectedly",
+        )
       }
       respondWithError(ctx, clientError ?? internalError)
     }

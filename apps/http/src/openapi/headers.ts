@@ -11,6 +11,24 @@ export const headerComponents = (basePath: string) =>
       required: true,
       schema: { type: "string", pattern: '^Bearer realm="petstore"(, error="invalid_token")?$' },
     },
+    XRequestId: {
+      description:
+        "The request's id: the client's own `X-Request-Id` when it is 1 to 128 visible ASCII characters, otherwise one the server made. Every log line about the request names it.",
+      required: true,
+      schema: { type: "string", pattern: "^[!-~]{1,128}$" },
+    },
+    RateLimitPolicy: {
+      description:
+        'The API key\'s rate limit (draft-ietf-httpapi-ratelimit-headers): `"per-key";q=<requests>;w=<seconds>`, a bucket of `q` requests refilled evenly over `w` seconds. Sent on every response to a request whose key was admitted, unless rate limiting is off.',
+      required: false,
+      schema: { type: "string", pattern: '^"per-key";q=[0-9]+;w=[0-9]+$' },
+    },
+    RateLimit: {
+      description:
+        'What is left of the key\'s limit: `"per-key";r=<requests left>;t=<seconds until the next one>`. Sent with `RateLimit-Policy`.',
+      required: false,
+      schema: { type: "string", pattern: '^"per-key";r=[0-9]+;t=[0-9]+$' },
+    },
     Allow: {
       description: "The methods this path allows.",
       required: true,

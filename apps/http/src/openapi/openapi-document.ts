@@ -64,7 +64,12 @@ const describeOperation = (
     onSome: ({ headers }) => headers,
   })
   const { success } = operation
+  const admittedHeaders: Headers = operation.requiresKey
+    ? { "RateLimit-Policy": headerRef("RateLimitPolicy"), RateLimit: headerRef("RateLimit") }
+    : {}
   const successHeaders: Headers = {
+    "X-Request-Id": headerRef("XRequestId"),
+    ...admittedHeaders,
     ...Object.fromEntries(
       Object.entries(success.headers ?? {}).map(([name, component]) => [
         name,
@@ -114,10 +119,10 @@ const describeOperation = (
     responses: {
       [String(success.status)]: {
         description: success.description,
-        ...(Object.keys(successHeaders).length > 0 ? { headers: successHeaders } : {}),
+        headers: successHeaders,
         content: jsonContent(schemas.of(success.schema)),
       },
-      ...errorResponses(operation.errors, deprecationHeadersOf),
+      ...errorResponses(operation.errors, deprecationHeadersOf, admittedHeaders),
     },
   }
 }
@@ -139,7 +144,7 @@ export const openApiDocument = (input: OpenApiInput): OpenApiDocument => {
       title: "Petstore",
       version: "1.0.0",
       description:
-        "Manage the animals offered in a pet store: list them, add one, fetch one. Every operation needs an API key, sent as `Authorization: Bearer <key>`. Requests and responses are JSON; an error answers with the Error body, whose `status` equals the HTTP status.",
+        "Manage the animals offered in a pet store: list them, add one, fetch one. Every operation needs an API key, sent as `Authorization: Bearer <key>`. Requests and responses are JSON; an error answers with the Error body, whose `status` equals the HTTP status. Every response carries `X-Request-Id`: the request's own when it sent a valid one (1 to 128 visible ASCII characters), otherwise one the server made. Each API key has a rate limit, per server process: `RateLimit-Policy` and `RateLimit` say what it is and what is left, and a request over it gets 429 with `Retry-After`.",
     },
     servers: input.servers,
     tags: [{ name: "pets", description: "The animals of the store." }],

@@ -29,22 +29,31 @@ const describe = (codes: ReadonlyArray<ErrorCode>) => {
 /**
  * The Error responses for `codes`, one per status: the codes it may carry, what each means,
  * and the headers the catalogue gives them; `extraHeaders` for those an operation adds to the
- * responses its own route answers.
+ * responses its own route answers, and `admittedHeaders` for those it adds once a key is admitted.
  */
 export const errorResponses = (
   codes: ReadonlyArray<ErrorCode>,
   extraHeaders: Headers,
+  admittedHeaders: Headers,
 ): Readonly<Record<string, Response>> =>
   Object.fromEntries(
     [...byStatus(codes)].map(([status, group]) => {
-      const headers: Record<string, Header | Reference> = {}
+      const headers: Record<string, Header | Reference> = {
+        "X-Request-Id": headerRef("XRequestId"),
+      }
       for (const code of group) {
         for (const [name, component] of Object.entries(errorEntry(code).headers ?? {})) {
           headers[name] = headerRef(component)
         }
       }
       const fromOperation = group.every((code) => errorCatalogue[code].origin === "operation")
-      const allHeaders = { ...headers, ...(fromOperation ? extraHeaders : {}) }
+      // A 401 is answered before a key is admitted, so nothing about the key's limit is on it.
+      const afterAdmission = fromOperation && !group.includes("unauthorized")
+      const allHeaders = {
+        ...headers,
+        ...(fromOperation ? extraHeaders : {}),
+        ...(afterAdmission ? admittedHeaders : {}),
+      }
       const response: Response = {
         description: describe(group),
         ...(Object.keys(allHeaders).length > 0 ? { headers: allHeaders } : {}),
