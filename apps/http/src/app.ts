@@ -51,8 +51,9 @@ export interface AppOptions {
  * serve it with `http.createServer(app.callback())`.
  *
  * Every path is decided by one router (exact, case-sensitive). Public routes (`/healthz`,
- * `/readyz`, `/metrics`, `/docs`, `{basePath}/openapi.json`) need no key; every operation that needs one checks it in
- * its own route, and any path the router does not know needs a key before it is answered 404.
+ * `/readyz`, `/metrics`, `/docs`, `{basePath}/openapi.json`) need no key; every operation that
+ * needs one checks it in its own route, and any path the router does not know needs a key
+ * before it is answered 404.
  */
 export const createApp = (options: AppOptions): Koa<AuthState> => {
   const basePath = options.basePath ?? "/v1"

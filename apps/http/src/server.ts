@@ -8,6 +8,7 @@ import {
 } from "node:http"
 import type { Duplex } from "node:stream"
 import { apiError, errorBodyText, type ApiError } from "./api-error.js"
+import { closeAfterPendingAnswer, endAndCut, trackPendingAnswers } from "./connection-closing.js"
 import { newRequestId, requestIdFor, requestIdHeader } from "./observability/request-id.js"
 
 /** How long a client may take, and how many may be connected at once. */
@@ -42,55 +43,6 @@ const rawReply = (error: ApiError) => {
     `${requestIdHeader}: ${newRequestId()}\r\n` +
     `Connection: close\r\n\r\n${body}`
   )
-}
-
-interface Answering {
-  readonly request: IncomingMessage
-  readonly response: ServerResponse
-}
-
-/** The requests each connection has yet to finish answering, in order (HTTP/1.1 pipelining). */
-const answering = new WeakMap<Duplex, Array<Answering>>()
-
-const trackAnswering =
-  (handler: RequestListener): RequestListener =>
-  (request, response) => {
-    const current = { request, response }
-    const queue = answering.get(request.socket) ?? []
-    answering.set(request.socket, [...queue, current])
-    response.once("close", () => {
-      const remaining = (answering.get(request.socket) ?? []).filter((item) => item !== current)
-      if (remaining.length === 0) answering.delete(request.socket)
-      else answering.set(request.socket, remaining)
-    })
-    handler(request, response)
-  }
-
-/**
- * When the connection is still answering a request that arrived whole, a problem found in the
- * bytes after it must not be answered now: that reply would be read as the earlier request's
- * answer (a 400 for a create that succeeds). The earlier answer is finished instead, then the
- * connection closed. Says whether it was so.
- */
-const closeAfterPendingAnswer = (socket: Duplex): boolean => {
-  const first = answering.get(socket)?.[0]
-  if (first?.request.complete !== true) return false
-  first.response.shouldKeepAlive = false
-  first.response.once("finish", () => socket.end())
-  return true
-}
-
-/** How long a client given a final reply has to read it and close, before its socket is cut. */
-const lingerMs = 1_000
-
-/**
- * Sends the reply and closes. Ending only closes this side: a client that keeps its own side
- * open (and keeps trickling bytes) would otherwise hold the socket, which Node no longer times.
- */
-const endAndCut = (socket: Duplex, reply: string) => {
-  const cut = setTimeout(() => socket.destroy(), lingerMs).unref()
-  socket.once("close", () => clearTimeout(cut))
-  socket.end(reply)
 }
 
 /** Node's own answer to a request it could not parse is plain text; make it the Error body. */
@@ -130,17 +82,18 @@ const answerExpectation = (request: IncomingMessage, response: ServerResponse) =
 
 /**
  * `CONNECT` asks for a tunnel: Node hands the socket to a listener or, without one, drops it
- * without a word. Node no longer watches a socket it hands over (no error handler, no timeouts,
- * and `closeAllConnections` skips it), so this one handles its errors, reads and discards what
- * the client still sends so that its close is seen, and cuts it after `graceMs` at the latest.
+ * without a word. A socket handed over has lost Node's error handler and timeouts (and
+ * `closeAllConnections` skips it): errors are handled here, and what the client still sends is
+ * read and dropped so that its close is seen.
  */
-const refuseTunnel = (graceMs: number) => (_request: IncomingMessage, socket: Duplex) => {
+const refuseTunnel = (_request: IncomingMessage, socket: Duplex) => {
   socket.on("error", () => socket.destroy())
-  const cut = setTimeout(() => socket.destroy(), graceMs).unref()
-  socket.once("close", () => clearTimeout(cut))
   socket.resume()
   if (closeAfterPendingAnswer(socket)) return
-  socket.end(rawReply(apiError("bad_request", "CONNECT is not supported: this is not a proxy")))
+  endAndCut(
+    socket,
+    rawReply(apiError("bad_request", "CONNECT is not supported: this is not a proxy")),
+  )
 }
 
 /** HTTP/1.1 requires `Host` (RFC 9112 §3.2); Node would refuse its absence with an empty 400. */
@@ -170,12 +123,12 @@ export const createAppServer = (
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: timeoutCheckIntervalMs,
     },
-    trackAnswering(requireHost(handler)),
+    trackPendingAnswers(requireHost(handler)),
   )
   server.maxConnections = limits.maxConnections
   server.on("clientError", answerClientError)
   server.on("checkExpectation", answerExpectation)
-  server.on("connect", refuseTunnel(limits.keepAliveTimeoutMs))
+  server.on("connect", refuseTunnel)
   return server
 }
 

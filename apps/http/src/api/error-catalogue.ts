@@ -24,7 +24,7 @@ export const errorCatalogue = {
   bad_request: {
     status: 400,
     origin: "node",
-    when: "The request is not valid HTTP: Node could not parse it, or an HTTP/1.1 request has no `Host`.",
+    when: "The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy).",
   },
   invalid_query: {
     status: 400,
