@@ -161,12 +161,15 @@ const readRate = (text: string, variable: string): Either.Either<Option.Option<R
       )
 }
 
-const readBoolean = (text: string, variable: string): Either.Either<boolean, string> => {
-  const value = text.trim().toLowerCase()
-  return value === "true" || value === "false"
-    ? Either.right(value === "true")
-    : Either.left(`${variable} must be true or false; got ${JSON.stringify(text)}`)
-}
+/** A switch spelled `yes` or `no` (any case): `true`/`false`, `on`/`off`. */
+const readToggle =
+  (yes: string, no: string) =>
+  (text: string, variable: string): Either.Either<boolean, string> => {
+    const value = text.trim().toLowerCase()
+    return value === yes || value === no
+      ? Either.right(value === yes)
+      : Either.left(`${variable} must be ${yes} or ${no}; got ${JSON.stringify(text)}`)
+  }
 
 /** An origin as browsers send it: scheme, host and port (when not the default), nothing else. */
 const readOrigin = (text: string): Either.Either<string, string> => {
@@ -208,13 +211,6 @@ const readLogLevel = (text: string, variable: string): Either.Either<LogLevel, s
   return level === undefined
     ? Either.left(`${variable} must be one of ${logLevels.join(", ")}; got ${JSON.stringify(text)}`)
     : Either.right(level)
-}
-
-const readSwitch = (text: string, variable: string): Either.Either<boolean, string> => {
-  const value = text.trim().toLowerCase()
-  return value === "on" || value === "off"
-    ? Either.right(value === "on")
-    : Either.left(`${variable} must be on or off; got ${JSON.stringify(text)}`)
 }
 
 /** Every setting of the server, in the order the README lists them. */
@@ -291,7 +287,7 @@ export const settings = {
     fallback: "false",
     description:
       "`true` behind a proxy that appends the client's address to `X-Forwarded-For`: the right-most entry is then the client address the limits count.",
-    parse: readBoolean,
+    parse: readToggle("true", "false"),
   }),
   corsOrigins: optionalSetting({
     variable: "PETSTORE_CORS_ORIGINS",
@@ -318,7 +314,7 @@ export const settings = {
     fallback: "on",
     description:
       "`on`: `GET /metrics` serves Prometheus metrics, without a key; `off`: it is not served (then an unknown path: 401 without a key, 404 with one).",
-    parse: readSwitch,
+    parse: readToggle("on", "off"),
   }),
 }
 

@@ -65,6 +65,7 @@ const startKeyedServer = async (choice: StorageChoice) => {
   return {
     calls,
     logs,
+    storedKeys,
     withKey,
     store,
     issue,
@@ -134,6 +135,16 @@ describe("stored API keys (SQLite)", () => {
     const before = server.calls.lookups
     for (let i = 0; i < 20; i += 1)
       await assertError(await server.withKey(unknown), 401, "unauthorized")
+    assert.equal(server.calls.lookups - before, 1)
+  })
+
+  it("asks the store once for a key presented by many requests at the same moment", async () => {
+    const { key } = await server.issue("simultaneous")
+    const before = server.calls.lookups
+    const verdicts = await Promise.all(
+      Array.from({ length: 20 }, () => server.storedKeys.identify(key)),
+    )
+    for (const verdict of verdicts) assert.equal(verdict.kind, "admitted")
     assert.equal(server.calls.lookups - before, 1)
   })
 

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import { startLimitedServer, type Answer, type LimitedServer } from "./limits-harness.js"
+import {
+  assertErrorAnswer,
+  startLimitedServer,
+  type Answer,
+  type LimitedServer,
+} from "./limits-harness.js"
 
 const allowed = "https://app.example.com"
 const disallowed = "https://evil.example.net"
@@ -79,6 +84,30 @@ describe("CORS (PETSTORE_CORS_ORIGINS=https://app.example.com)", () => {
         assert.ok(exposed.includes(header), header)
       }
     }
+  })
+
+  it("lets nothing that only looks like a preflight past the key check", async () => {
+    const before = JSON.parse((await server.withKey("/pets?limit=100")).body).length
+    // The preflight's headers on a real create: a create, so it needs a key.
+    const create = await server.send("/v1/pets", {
+      method: "POST",
+      headers: {
+        ...preflight(allowed).headers,
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify({ name: "Rex", categoryId: 1 }),
+    })
+    assertErrorAnswer(create, 401, "unauthorized")
+    // OPTIONS without Access-Control-Request-Method is no preflight: the router's, after the key.
+    const plainOptions = await server.send("/v1/pets", {
+      method: "OPTIONS",
+      headers: { Origin: allowed },
+    })
+    assertErrorAnswer(plainOptions, 401, "unauthorized")
+    // Origins compare exactly: another case is another origin.
+    assertNoCors(await server.send("/v1/pets", preflight(allowed.toUpperCase())))
+    const after = JSON.parse((await server.withKey("/pets?limit=100")).body).length
+    assert.equal(after, before, "no pet was stored")
   })
 
   it("gives another origin no CORS header, preflight or not", async () => {

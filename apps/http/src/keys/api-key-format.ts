@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto"
+import { hash, randomBytes } from "node:crypto"
 import { Base62 } from "@sindresorhus/base62"
 import CRC32 from "crc-32"
 
@@ -38,7 +38,7 @@ export const isWellFormedApiKey = (token: string): boolean => {
 }
 
 /** What the store keeps of a key: its SHA-256, 64 lowercase hex digits. */
-export const hashApiKey = (key: string): string => createHash("sha256").update(key).digest("hex")
+export const hashApiKey = (key: string): string => hash("sha256", key, "hex")
 
 /** A stored key's id: public, shown by `list` and logged as the principal; not derived from the key. */
 export const generateKeyId = (): string => `key_${randomBytes(8).toString("hex")}`

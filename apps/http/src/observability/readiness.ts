@@ -15,7 +15,7 @@ export interface ReadinessOptions {
 }
 
 /**
- * The cheapest question that goes the way a request goes: one pet by the primary key, through the
+ * The cheapest question that goes the way a request goes: a page of one pet, through the
  * repository's own connection pool and error mapping. It answers what a request would meet now,
  * and works on any adapter (the in-memory one is always ready).
  */
