@@ -213,6 +213,9 @@ export const renderReport = (report: Report, previousJson?: string): string => {
     )
 
   const [quiet = "", operated = ""] = [...new Set(report.operations.map((run) => run.target))]
+  const operationScenarios = report.scenarios.filter((scenario) =>
+    report.operations.some((run) => run.scenario === scenario.id),
+  )
   lines.push(
     "### What the access log and the rate limiter cost",
     "",
@@ -220,7 +223,7 @@ export const renderReport = (report: Report, previousJson?: string): string => {
     "",
     table(
       ["scenario", `${quiet} CPU µs/req`, `${operated} CPU µs/req`, "added µs/req", "ratio"],
-      report.scenarios.map((scenario) => {
+      operationScenarios.map((scenario) => {
         const quietRuns = select(report.operations, quiet, scenario.id)
         const operatedRuns = select(report.operations, operated, scenario.id)
         const added = operatedRuns.flatMap((run) => {

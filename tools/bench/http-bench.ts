@@ -251,7 +251,15 @@ const compareTargets = async (): Promise<{ runs: Array<Run>; mismatches: Array<M
   }
 }
 
-/** The service with and without its logs and rate limits, interleaved, on every scenario. */
+/**
+ * Scenarios and rounds of the logs-and-limits phase: the listing, the get and the create, two
+ * rounds (a third round and the 100-pet listing cost three minutes and told nothing more),
+ * which keeps the whole run within its fifteen minutes.
+ */
+const operationsScenarios = scenarios.filter((scenario) => scenario.id !== "listSold100")
+const operationsRounds = Math.min(settings.rounds, 2)
+
+/** The service with and without its logs and rate limits, interleaved. */
 const operationsCost = async (): Promise<Array<Run>> => {
   const servers: Array<Server> = []
   try {
@@ -262,9 +270,9 @@ const operationsCost = async (): Promise<Array<Run>> => {
       await verifyScenarios(server)
     }
     const runs: Array<Run> = []
-    for (let round = 1; round <= settings.rounds; round++) {
-      log(`logs and limits, round ${round} of ${settings.rounds}`)
-      for (const scenario of scenarios) {
+    for (let round = 1; round <= operationsRounds; round++) {
+      log(`logs and limits, round ${round} of ${operationsRounds}`)
+      for (const scenario of operationsScenarios) {
         for (const server of servers) runs.push(await measure(server, scenario, round))
       }
     }

@@ -6,13 +6,11 @@ import { withAbuseLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
 import type { StoredKeys } from "./keys/StoredKeys.js"
 import { bearerAuth, type AuthState } from "./middleware/auth.js"
 import { cors, type CorsOrigins } from "./middleware/cors.js"
-import { errorHandler } from "./middleware/error-handler.js"
+import { requestEdge } from "./middleware/request-edge.js"
 import { silentLogger, type Logger } from "./logger.js"
-import { accessLog } from "./observability/access-log.js"
 import { registerMetricsRoute } from "./observability/metrics-route.js"
 import { createMetrics, discardMetrics, type Metrics } from "./observability/metrics.js"
 import { storageReadiness } from "./observability/readiness.js"
-import { requestContext } from "./observability/request-context.js"
 import { openApiDocument } from "./openapi/openapi-document.js"
 import { registerOpenApiRoutes } from "./openapi/openapi-routes.js"
 import type { ApiServer } from "./openapi/openapi-types.js"
@@ -92,9 +90,7 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
     operations.filter((operation) => operation.requiresKey).map((operation) => operation.id),
   )
 
-  app.use(requestContext(logger))
-  app.use(accessLog(recorder))
-  app.use(errorHandler())
+  app.use(requestEdge(logger, recorder))
   if (options.corsOrigins !== undefined) {
     app.use(
       cors(options.corsOrigins, [...new Set(operations.map((operation) => operation.method))]),

@@ -1,8 +1,9 @@
 import { Either } from "effect"
 import type { Context } from "koa"
-import getRawBody from "raw-body"
 import { apiError, type ApiError } from "./api-error.js"
+import { boundedMemo } from "./api/bounded-memo.js"
 import { maxBodyBytes, maxJsonDepth } from "./api/limits.js"
+import { readBodyText, type BodyShortfall } from "./read-body-text.js"
 
 const bodyRequired = apiError(
   "invalid_body",
@@ -11,18 +12,11 @@ const bodyRequired = apiError(
 const tooLarge = apiError("payload_too_large", `the body exceeds ${maxBodyBytes} bytes`)
 const unsupported = (message: string) => apiError("unsupported_media_type", message)
 
-/** The ApiError for a raw-body failure the client caused, by raw-body's `type`. */
-const readFailure = (error: unknown): ApiError | undefined => {
-  const type =
-    typeof error === "object" && error !== null && "type" in error ? error.type : undefined
-  switch (type) {
-    case "entity.too.large":
-      return tooLarge
-    case "request.size.invalid":
-      return apiError("invalid_body", "the body is shorter than its Content-Length")
-    default:
-      return undefined
-  }
+const shortfalls: Readonly<Record<BodyShortfall, ApiError>> = {
+  too_large: tooLarge,
+  shorter_than_declared: apiError("invalid_body", "the body is shorter than its Content-Length"),
+  // Nobody reads this answer; it keeps a client that hung up mid-body out of the error log.
+  cut_off: apiError("invalid_body", "the connection closed before the whole body arrived"),
 }
 
 const quote = 0x22
@@ -56,19 +50,32 @@ export const nestsDeeperThan = (text: string, limit: number): boolean => {
   return false
 }
 
+/** Why the media type rules the body out, if it does; the request is known to have a body. */
+const refuseByContentType = (ctx: Context): ApiError | undefined => {
+  if (!ctx.is("application/json", "+json")) {
+    return unsupported("the body must be sent as Content-Type: application/json")
+  }
+  const charset = ctx.request.charset.toLowerCase()
+  return charset !== "" && charset !== "utf-8" && charset !== "utf8"
+    ? unsupported(`charset ${charset} is not supported; send UTF-8`)
+    : undefined
+}
+
+// Parsing the media type is most of the cost of the header checks, and clients send the same
+// few: each distinct Content-Type is judged once. Refusals are kept too (`undefined` is not).
+const contentTypeVerdicts = boundedMemo<ApiError | "acceptable">(100)
+
 /** Why the request's headers rule its body out, if they do. */
 const refuseByHeaders = (ctx: Context): ApiError | undefined => {
   const length = ctx.request.length
   if (length === 0 || (length === undefined && ctx.get("Transfer-Encoding") === "")) {
     return bodyRequired
   }
-  if (!ctx.is("application/json", "+json")) {
-    return unsupported("the body must be sent as Content-Type: application/json")
-  }
-  const charset = ctx.request.charset.toLowerCase()
-  if (charset !== "" && charset !== "utf-8" && charset !== "utf8") {
-    return unsupported(`charset ${charset} is not supported; send UTF-8`)
-  }
+  const verdict = contentTypeVerdicts.get(
+    ctx.get("Content-Type"),
+    () => refuseByContentType(ctx) ?? "acceptable",
+  )
+  if (verdict !== "acceptable") return verdict
   const encoding = ctx.get("Content-Encoding").toLowerCase()
   if (encoding !== "" && encoding !== "identity") {
     return unsupported(`Content-Encoding ${encoding} is not supported; send the body unencoded`)
@@ -78,24 +85,14 @@ const refuseByHeaders = (ctx: Context): ApiError | undefined => {
 
 /**
  * Reads the request body as JSON: `application/json` (or `+json`) in UTF-8, not content-encoded,
- * at most 1 MiB. What the client got wrong becomes a 4xx; anything else (a connection that
- * broke mid-body) is rethrown for the error handler.
+ * at most 1 MiB. What the client got wrong, or a body cut off, becomes a 4xx.
  */
 export const readJsonBody = async (ctx: Context): Promise<Either.Either<unknown, ApiError>> => {
   const refused = refuseByHeaders(ctx)
   if (refused) return Either.left(refused)
-  let text: string
-  try {
-    text = await getRawBody(ctx.req, {
-      limit: maxBodyBytes,
-      length: ctx.request.length,
-      encoding: "utf-8",
-    })
-  } catch (error) {
-    const failure = readFailure(error)
-    if (failure) return Either.left(failure)
-    throw error
-  }
+  const read = await readBodyText(ctx.req, maxBodyBytes, ctx.request.length)
+  if (Either.isLeft(read)) return Either.left(shortfalls[read.left])
+  const text = read.right
   if (text.trim() === "") return Either.left(bodyRequired)
   if (nestsDeeperThan(text, maxJsonDepth)) {
     return Either.left(

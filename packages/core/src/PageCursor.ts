@@ -10,6 +10,9 @@ export const maxCursorLength = 200
 const decimal = /^[1-9][0-9]{0,15}$/
 const isPetId = Schema.is(PetId)
 
+/** The cursor of the page that starts after `id`: what `PageCursor` encodes `id` as. */
+export const cursorAfter = (id: number): string => Encoding.encodeBase64Url(`${prefix}${id}`)
+
 /**
  * The opaque token that continues a listing: it names the last pet a page held, so the next
  * page starts after it. It is a position, not a credential: a token that does not decode to a
@@ -34,7 +37,7 @@ export const PageCursor = Schema.transformOrFail(
         ? ParseResult.succeed(id)
         : ParseResult.fail(new ParseResult.Type(ast, token, "is not a cursor"))
     },
-    encode: (id) => ParseResult.succeed(Encoding.encodeBase64Url(`${prefix}${id}`)),
+    encode: (id) => ParseResult.succeed(cursorAfter(id)),
   },
 ).annotations({
   identifier: "PageCursor",

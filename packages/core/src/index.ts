@@ -1,4 +1,4 @@
-export { CategoryId, NewPet, Pet, PetId, PetName, PetStatus } from "./Pet.js"
+export { CategoryId, NewPet, Pet, PetId, PetName, PetStatus, plainNewPet } from "./Pet.js"
 export {
   IdempotencyKeyInUse,
   IdempotencyKeyReused,
@@ -18,7 +18,7 @@ export {
   type PetSlice,
   type PetSlicePage,
 } from "./PetRepository.js"
-export { maxCursorLength, PageCursor } from "./PageCursor.js"
+export { cursorAfter, maxCursorLength, PageCursor } from "./PageCursor.js"
 export { IntegerText, IntFromString } from "./IntegerText.js"
 export { defaultLimit, Limit, LimitFromString, maxLimit } from "./Limit.js"
 export { ListPetsQuery } from "./ListPetsQuery.js"

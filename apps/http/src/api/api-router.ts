@@ -29,11 +29,11 @@ const answer =
     const reply = await operation.handle(
       {
         principal: Option.fromNullable(ctx.state.principal),
-        log: ctx.state.log,
+        log: () => ctx.state.log,
         rawHeaders: ctx.req.rawHeaders,
         params: ctx.params,
         querystring: ctx.querystring,
-        query: ctx.query,
+        query: () => ctx.query,
         readBody: () => readJsonBody(ctx),
       },
       edge,

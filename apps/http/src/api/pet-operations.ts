@@ -1,5 +1,6 @@
 import {
   createPet,
+  cursorAfter,
   defaultLimit,
   IdempotencyScope,
   getPet,
@@ -12,6 +13,7 @@ import {
   Pet,
   PetId,
   PetStatus,
+  plainNewPet,
   type PetPage,
 } from "@petstore/core"
 import { Effect, Option, Schema } from "effect"
@@ -24,15 +26,15 @@ const Pets = Schema.Array(Pet).annotations({
   description: "A page of animals, in ascending `id` order.",
 })
 
-const encodeCursor = Schema.encodeSync(PageCursor)
-
-/** `Link: <…>; rel="next"` while more pets match: the same query from after the page's last pet. */
+/**
+ * `Link: <…>; rel="next"` while more pets match: the same query from after the page's last pet.
+ * Written out rather than through URLSearchParams: a limit, a status and a base64url cursor
+ * have nothing to escape.
+ */
 const nextPageLink = (basePath: string, query: ListPetsQuery, page: PetPage) =>
   Option.map(page.next, (lastId) => {
-    const params = new URLSearchParams({ limit: String(query.limit) })
-    if (query.status !== undefined) params.set("status", query.status)
-    params.set("cursor", encodeCursor(lastId))
-    return `<${basePath}/pets?${params}>; rel="next"`
+    const status = query.status === undefined ? "" : `&status=${query.status}`
+    return `<${basePath}/pets?limit=${query.limit}${status}&cursor=${cursorAfter(lastId)}>; rel="next"`
   })
 
 export const listPetsOperation = defineOperation({
@@ -113,6 +115,7 @@ export const createPetOperation = defineOperation({
     schema: NewPet,
     description: "The animal to add. Properties other than these are ignored.",
     read: true,
+    plain: plainNewPet,
   },
   success: {
     status: 201,

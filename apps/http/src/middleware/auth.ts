@@ -56,10 +56,14 @@ const keyMatcher = (keys: ReadonlyArray<string>) => {
   }
 }
 
+const authorization = "authorization"
+
 const authorizationHeaderCount = (rawHeaders: ReadonlyArray<string>) => {
   let count = 0
   for (let index = 0; index < rawHeaders.length; index += 2) {
-    if (rawHeaders[index]?.toLowerCase() === "authorization") count += 1
+    const name = rawHeaders[index]
+    // Only a name of the right length is lower-cased (an allocation) to be compared.
+    if (name?.length === authorization.length && name.toLowerCase() === authorization) count += 1
   }
   return count
 }

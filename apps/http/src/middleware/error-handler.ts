@@ -1,4 +1,4 @@
-import type { Middleware } from "koa"
+import type { ParameterizedContext } from "koa"
 import { apiError, respondWithError, type ApiError } from "../api-error.js"
 import type { RequestState } from "../observability/request-context.js"
 
@@ -15,27 +15,19 @@ const clientErrorOf = (error: unknown): ApiError | undefined => {
 }
 
 /**
- * Outermost but for the request's id and access log: whatever happens below, the client gets the
- * JSON Error body, and headers set on the way (`WWW-Authenticate`, `Allow`, `Deprecation`,
- * `X-Request-Id`) are kept. Unexpected failures are logged with their stack, under the request's
- * id, and answered with a 500 that reveals nothing of them.
+ * Whatever was thrown below becomes the JSON Error body; headers set on the way
+ * (`WWW-Authenticate`, `Allow`, `Deprecation`, `X-Request-Id`) are kept. Unexpected failures are
+ * logged with their stack, under the request's id, and answered with a 500 that reveals nothing
+ * of them.
  */
-export const errorHandler = (): Middleware<RequestState> => {
-  return async (ctx, next) => {
-    // Every body is JSON (or the docs' own files): never let a browser guess another type.
-    ctx.set("X-Content-Type-Options", "nosniff")
-    try {
-      await next()
-    } catch (error) {
-      const clientError = clientErrorOf(error)
-      if (clientError === undefined) {
-        // The route is named by the access log line that follows, with the same request id.
-        ctx.state.log.error(
-          { error: error instanceof Error ? (error.stack ?? error.message) : String(error) },
-          "request failed unexpectedly",
-        )
-      }
-      respondWithError(ctx, clientError ?? internalError)
-    }
+export const answerThrown = (ctx: ParameterizedContext<RequestState>, error: unknown): void => {
+  const clientError = clientErrorOf(error)
+  if (clientError === undefined) {
+    // The route is named by the access log line that follows, with the same request id.
+    ctx.state.log.error(
+      { error: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+      "request failed unexpectedly",
+    )
   }
+  respondWithError(ctx, clientError ?? internalError)
 }

@@ -1,4 +1,5 @@
 import type { RouterMiddleware } from "@koa/router"
+import type { Logger } from "../logger.js"
 import type { AuthState } from "../middleware/auth.js"
 import type { MetricsRecorder } from "./metrics.js"
 import type { RequestState } from "./request-context.js"
@@ -28,33 +29,31 @@ export const routeLabel = (ctx: RoutedContext): RouteLabel => {
 const milliseconds = (since: number) => Math.round((performance.now() - since) * 1000) / 1000
 
 /**
- * Outside the error handler, so it sees the final status: one `info` line per request (method,
- * route template, status, duration, request id, the key's id when one was admitted) and one
- * observation of the request duration histogram. Never the path as sent, a header or a key.
+ * Once the final status is known: one `info` line per request (method, route template, status,
+ * duration, request id, the key's id when one was admitted) and one observation of the request
+ * duration histogram. Never the path as sent, a header or a key.
  */
-export const accessLog =
-  (metrics: MetricsRecorder): RouterMiddleware<ObservedState> =>
-  async (ctx, next) => {
-    const started = performance.now()
-    try {
-      await next()
-    } finally {
-      const durationMs = milliseconds(started)
-      const { route, operation } = routeLabel(ctx)
-      metrics.observeRequest(operation ?? route, ctx.status, durationMs / 1000)
-      const log = ctx.state.log
-      if (log.isLevelEnabled("info")) {
-        log.info(
-          {
-            method: ctx.method,
-            route,
-            operation,
-            status: ctx.status,
-            durationMs,
-            keyId: ctx.state.principal?.keyId,
-          },
-          "request",
-        )
-      }
-    }
+export const logAnswer = (
+  ctx: RoutedContext,
+  logger: Logger,
+  metrics: MetricsRecorder,
+  started: number,
+): void => {
+  const durationMs = milliseconds(started)
+  const { route, operation } = routeLabel(ctx)
+  metrics.observeRequest(operation ?? route, ctx.status, durationMs / 1000)
+  // Asked of the app's logger: the request's own is made only when a line is written.
+  if (logger.isLevelEnabled("info")) {
+    ctx.state.log.info(
+      {
+        method: ctx.method,
+        route,
+        operation,
+        status: ctx.status,
+        durationMs,
+        keyId: ctx.state.principal?.keyId,
+      },
+      "request",
+    )
   }
+}
