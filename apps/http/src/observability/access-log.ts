@@ -42,10 +42,12 @@ export const logAnswer = (
   const durationMs = milliseconds(started)
   const { route, operation } = routeLabel(ctx)
   metrics.observeRequest(operation ?? route, ctx.status, durationMs / 1000)
-  // Asked of the app's logger: the request's own is made only when a line is written.
+  // Written by the app's logger with the request id first: the line the request's own child
+  // logger would write, without binding one for every request.
   if (logger.isLevelEnabled("info")) {
-    ctx.state.log.info(
+    logger.info(
       {
+        requestId: ctx.state.requestId,
         method: ctx.method,
         route,
         operation,
