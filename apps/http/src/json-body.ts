@@ -62,7 +62,8 @@ const refuseByContentType = (ctx: Context): ApiError | undefined => {
 }
 
 // Parsing the media type is most of the cost of the header checks, and clients send the same
-// few: each distinct Content-Type is judged once. Refusals are kept too (`undefined` is not).
+// few: each distinct Content-Type is judged once. "acceptable" stands for no refusal, as the memo
+// cannot keep `undefined`.
 const contentTypeVerdicts = boundedMemo<ApiError | "acceptable">(100)
 
 /** Why the request's headers rule its body out, if they do. */
