@@ -4,18 +4,20 @@ import { ParseResult, Schema } from "effect"
 const maxSafe = BigInt(Number.MAX_SAFE_INTEGER)
 const isIntegerText = Schema.is(IntegerText)
 
-const exactNumber = (value: bigint | string | number): number | undefined => {
+/**
+ * An int64 column's value as the number it holds exactly: from a bigint (SQLite with safe
+ * integers), decimal text (PostgreSQL's int8) or a number; `undefined` for anything else, or for
+ * an integer beyond ±(2^53 − 1), which a number would round.
+ */
+export const exactNumber = (value: unknown): number | undefined => {
   if (typeof value === "number") return Number.isSafeInteger(value) ? value : undefined
   if (typeof value === "string" && !isIntegerText(value)) return undefined
+  if (typeof value !== "string" && typeof value !== "bigint") return undefined
   const integer = BigInt(value)
   return integer >= -maxSafe && integer <= maxSafe ? Number(integer) : undefined
 }
 
-/**
- * An int64 column as a driver returns it: a bigint (SQLite with safe integers), decimal text
- * (PostgreSQL's int8) or a number. It decodes only when a JavaScript number holds it exactly, so
- * an id beyond ±(2^53 − 1) is refused rather than rounded.
- */
+/** An int64 column as a driver returns it, decoded by `exactNumber`: refused rather than rounded. */
 export const SafeIntegerFromColumn = Schema.transformOrFail(
   Schema.Union(Schema.BigIntFromSelf, Schema.String, Schema.Number),
   Schema.Number,

@@ -16,10 +16,10 @@ const ApiKeyRow = Schema.Struct({
 })
 
 // A row the schema refuses means broken data no retry cures: a defect.
-const decodeRows = (rows: ReadonlyArray<unknown>) =>
-  Effect.orDie(Schema.decodeUnknown(Schema.Array(ApiKeyRow))(rows))
+const decodeApiKeyRows = Schema.decodeUnknown(Schema.Array(ApiKeyRow))
+const decodeRows = (rows: ReadonlyArray<unknown>) => Effect.orDie(decodeApiKeyRows(rows))
 
-const IdRow = Schema.Struct({ id: Schema.String })
+const decodeIdRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schema.String })))
 
 /**
  * The `ApiKeyStore` on any `@effect/sql` client (SQLite and PostgreSQL are tested): the
@@ -100,7 +100,7 @@ export const make: Effect.Effect<ApiKeyStore["Type"], StorageUnavailable, SqlCli
         ),
       findIdByHash: (hash) =>
         stored(sql`SELECT id FROM api_keys WHERE key_hash = ${hash}`).pipe(
-          Effect.flatMap((rows) => Effect.orDie(Schema.decodeUnknown(Schema.Array(IdRow))(rows))),
+          Effect.flatMap((rows) => Effect.orDie(decodeIdRows(rows))),
           Effect.map((rows) => Option.map(Array.head(rows), (row) => row.id)),
         ),
       recordUses: (uses) =>

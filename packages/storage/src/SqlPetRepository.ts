@@ -3,26 +3,16 @@ import { SqlError } from "@effect/sql/SqlError"
 import {
   IdempotencyKey,
   IdempotencyScope,
+  PetId,
   PetRepository,
   StorageUnavailable,
   type IdempotencyClaim,
   type NewPet,
-  type Pet,
+  Pet,
   type PetSlice,
   type PetSlicePage,
 } from "@petstore/core"
-import {
-  Array,
-  Cause,
-  Clock,
-  Effect,
-  Either,
-  Layer,
-  Option,
-  Order,
-  Schema,
-  type Scope,
-} from "effect"
+import { Array, Cause, Clock, Effect, Either, Layer, Option, Schema, type Scope } from "effect"
 import { makeGroupCommit, type GroupCommitOptions } from "./group-commit.js"
 import {
   claimId,
@@ -33,7 +23,7 @@ import {
 } from "./idempotency.js"
 import { answerBatch, planBatch, type BatchItem, type StoredClaim } from "./pet-batch.js"
 import { migrate } from "./pet-migrations.js"
-import { PetFromRow } from "./PetRow.js"
+import { exactNumber, PetFromRow } from "./PetRow.js"
 import { unavailableOrDefect } from "./transient-failure.js"
 
 export interface SqlPetRepositoryOptions extends IdempotencyOptions {
@@ -62,43 +52,53 @@ const toPage = (rows: ReadonlyArray<Pet>, limit: number): PetSlicePage => ({
 
 // A row that is not a valid Pet (an id beyond 2^53 − 1, say) means the data breaks the schema's
 // own CHECKs: retrying cannot help, so it is a defect, not StorageUnavailable.
-const decodePets = (rows: ReadonlyArray<unknown>) =>
-  Effect.orDie(Schema.decodeUnknown(Schema.Array(PetFromRow))(rows))
+const decodePetRows = Schema.decodeUnknown(Schema.Array(PetFromRow))
+const decodePets = (rows: ReadonlyArray<unknown>) => Effect.orDie(decodePetRows(rows))
 
-const ClaimColumns = Schema.Struct({
-  scope: IdempotencyScope,
-  key: IdempotencyKey,
-  fingerprint: Schema.String,
-})
+const decodeClaimColumns = Schema.decodeUnknown(
+  Schema.Array(
+    Schema.Struct({ scope: IdempotencyScope, key: IdempotencyKey, fingerprint: Schema.String }),
+  ),
+)
 
 /** Rows of `idempotency_keys` joined with their pets' columns. */
 const decodeStoredClaims = (rows: ReadonlyArray<unknown>) =>
   Effect.map(
-    Effect.all([
-      Effect.orDie(Schema.decodeUnknown(Schema.Array(ClaimColumns))(rows)),
-      decodePets(rows),
-    ]),
+    Effect.all([Effect.orDie(decodeClaimColumns(rows)), decodePets(rows)]),
     ([claims, pets]) => Array.zipWith(claims, pets, (claim, pet) => ({ ...claim, pet })),
   )
 
-const byId = Order.mapInput(Order.number, (pet: Pet) => pet.id)
-
 /**
- * Pairs each pet sent with the row inserted for it. Neither engine promises that `RETURNING`
+ * The pets inserted, in the order they were sent. Neither engine promises that `RETURNING`
  * follows the order of `VALUES`, but both assign the ids in that order, so the rows sorted by id
- * line up with the pets sent; the pairing is checked field by field.
+ * line up with the pets sent; the pairing is checked field by field. The fields are the sent
+ * pets', checked when they were made, so of each row only the id is decoded: a full decode of
+ * every row costs more than the insert.
  */
-const inSentOrder = (sent: ReadonlyArray<NewPet>, inserted: ReadonlyArray<Pet>) => {
-  const rows = Array.sort(inserted, byId)
-  const lineUp =
-    rows.length === sent.length &&
-    Array.every(
-      Array.zip(sent, rows),
-      ([pet, row]) =>
-        pet.name === row.name && pet.categoryId === row.categoryId && pet.status === row.status,
+const inSentOrder = (
+  sent: ReadonlyArray<NewPet>,
+  inserted: ReadonlyArray<Readonly<Record<string, unknown>>>,
+) => {
+  const rows = inserted
+    .map((row) => ({ row, id: exactNumber(row["id"]) }))
+    .sort((a, b) => (a.id ?? 0) - (b.id ?? 0))
+  const pets: Array<Pet> = []
+  for (const [index, pet] of sent.entries()) {
+    const inserted = rows[index]
+    const id = inserted?.id
+    if (
+      inserted === undefined ||
+      id === undefined ||
+      id <= 0 ||
+      inserted.row["name"] !== pet.name ||
+      exactNumber(inserted.row["categoryId"]) !== pet.categoryId ||
+      (inserted.row["status"] ?? undefined) !== pet.status
     )
-  return lineUp
-    ? Effect.succeed(rows)
+      return Effect.dieMessage("the rows inserted do not line up with the pets sent")
+    pets.push(new Pet({ ...pet, id: PetId.make(id, true) }, true))
+  }
+  return rows.length === sent.length
+    ? Effect.succeed(pets)
     : Effect.dieMessage("the rows inserted do not line up with the pets sent")
 }
 
@@ -158,10 +158,7 @@ export const make = (
           category_id: pet.categoryId,
           status: pet.status ?? null,
         })),
-      )} RETURNING ${columns}`.pipe(
-        Effect.flatMap(decodePets),
-        Effect.flatMap((inserted) => inSentOrder(pets, inserted)),
-      )
+      )} RETURNING ${columns}`.pipe(Effect.flatMap((inserted) => inSentOrder(pets, inserted)))
 
     // Expired keys not purged yet are ignored here and replaced by `storeClaims`.
     const selectStoredClaims = (

@@ -1,15 +1,4 @@
-import {
-  Array,
-  Chunk,
-  Data,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  Queue,
-  type Scope,
-} from "effect"
+import { Array, Data, Deferred, Duration, Effect, Exit, Fiber, type Scope } from "effect"
 
 export interface GroupCommitOptions {
   /** The most items one commit takes. */
@@ -49,9 +38,10 @@ export class GroupCommitQueueFull extends Data.TaggedError("GroupCommitQueueFull
   }
 }
 
+/** An item waiting for its batch, with the callback that answers its caller. */
 interface Pending<I, A, E> {
   readonly item: I
-  readonly result: Deferred.Deferred<A, E | GroupCommitTimedOut>
+  readonly answer: (outcome: Effect.Effect<A, E | GroupCommitTimedOut>) => void
 }
 
 /** Resumes after the I/O callbacks already due have run (`setImmediate`), not in a microtask. */
@@ -68,6 +58,9 @@ const nextEventLoopTurn = Effect.async<void>((resume) => {
  *
  * Returns the function that submits one item. When the scope closes, a batch being committed
  * finishes and callers still waiting are interrupted.
+ *
+ * A waiting item is a callback in an array rather than a `Deferred` in a `Queue`: made for every
+ * create, those cost more than the rest of the batch's bookkeeping together.
  */
 export const makeGroupCommit = <I, A, E>(
   commit: (items: Array.NonEmptyReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
@@ -78,18 +71,27 @@ export const makeGroupCommit = <I, A, E>(
   Scope.Scope
 > =>
   Effect.gen(function* () {
-    const queue = yield* Queue.dropping<Pending<I, A, E>>(options.maxWaiting)
+    const waiting: Array<Pending<I, A, E>> = []
+    let closed = false
+    /** Set while the writer waits for an item; wakes it. */
+    let wakeWriter: (() => void) | undefined
+
     const window = Duration.decode(options.window)
     const holdOpen = Duration.isZero(window) ? nextEventLoopTurn : Effect.sleep(window)
     const commitTimeout = Duration.decode(options.commitTimeout)
     const observe = (batch: ReadonlyArray<unknown>) =>
       Effect.ignore(Effect.try(() => options.observeBatchSize?.(batch.length)))
 
-    const gather = (first: Pending<I, A, E>) =>
-      Effect.map(
-        Effect.zipRight(holdOpen, Queue.takeUpTo(queue, options.maxBatchSize - 1)),
-        (rest) => Array.prepend(Chunk.toReadonlyArray(rest), first),
-      )
+    const itemWaiting = Effect.async<void>((resume) => {
+      if (waiting.length > 0) return resume(Effect.void)
+      wakeWriter = () => {
+        wakeWriter = undefined
+        resume(Effect.void)
+      }
+      return Effect.sync(() => {
+        wakeWriter = undefined
+      })
+    })
 
     // The commit and its timer run as daemon fibers, out of reach of the writer's interruption
     // (a batch being committed finishes even when the scope closes). On expiry the callers are
@@ -106,7 +108,9 @@ export const makeGroupCommit = <I, A, E>(
             Effect.zipRight(
               Effect.sleep(commitTimeout),
               Effect.zipRight(
-                Deferred.fail(outcome, new GroupCommitTimedOut({ timeout: commitTimeout })),
+                Effect.suspend(() =>
+                  Deferred.fail(outcome, new GroupCommitTimedOut({ timeout: commitTimeout })),
+                ),
                 Fiber.interruptFork(committing),
               ),
             ),
@@ -116,61 +120,58 @@ export const makeGroupCommit = <I, A, E>(
       })
 
     const settle = (batch: Array.NonEmptyReadonlyArray<Pending<I, A, E>>) =>
-      Effect.flatMap(
+      Effect.map(
         Effect.exit(boundedCommit(Array.map(batch, (pending) => pending.item))),
-        (exit): Effect.Effect<void> => {
+        (exit) => {
           if (Exit.isFailure(exit)) {
-            return Effect.forEach(
-              batch,
-              (pending) => Deferred.failCause(pending.result, exit.cause),
-              { discard: true },
-            )
+            for (const pending of batch) pending.answer(Exit.failCause(exit.cause))
+            return
           }
-          if (exit.value.length !== batch.length) {
+          const results = exit.value
+          if (results.length !== batch.length) {
             const defect = new Error(
-              `group commit: ${batch.length} items committed but ${exit.value.length} results returned`,
+              `group commit: ${batch.length} items committed but ${results.length} results returned`,
             )
-            return Effect.forEach(batch, (pending) => Deferred.die(pending.result, defect), {
-              discard: true,
-            })
+            for (const pending of batch) pending.answer(Exit.die(defect))
+            return
           }
-          return Effect.forEach(
-            Array.zip(batch, exit.value),
-            ([pending, value]) => Deferred.succeed(pending.result, value),
-            { discard: true },
-          )
+          for (const [pending, result] of Array.zip(batch, results))
+            pending.answer(Exit.succeed(result))
         },
       )
 
-    // Once an item has left the queue it is committed and answered even if the scope is closing.
+    // Once an item has left `waiting` it is committed and answered even if the scope is closing.
     const writer = Effect.forever(
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(Queue.take(queue)), (first) =>
-          Effect.flatMap(gather(first), (batch) => Effect.zipRight(observe(batch), settle(batch))),
+        Effect.zipRight(
+          restore(itemWaiting),
+          Effect.zipRight(
+            holdOpen,
+            Effect.suspend(() => {
+              const batch = waiting.splice(0, options.maxBatchSize)
+              return Array.isNonEmptyArray(batch)
+                ? Effect.zipRight(observe(batch), settle(batch))
+                : Effect.void
+            }),
+          ),
         ),
       ),
     )
 
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(
-        Effect.flatMap(Queue.takeAll(queue), (waiting) =>
-          Effect.forEach(waiting, (pending) => Deferred.interrupt(pending.result), {
-            discard: true,
-          }),
-        ),
-        Queue.shutdown(queue),
-      ),
+      Effect.sync(() => {
+        closed = true
+        for (const pending of waiting.splice(0)) pending.answer(Effect.interrupt)
+      }),
     )
     yield* Effect.forkScoped(writer)
 
     return (item: I) =>
-      Effect.flatMap(Deferred.make<A, E | GroupCommitTimedOut>(), (result) =>
-        Effect.flatMap(
-          Queue.offer(queue, { item, result }),
-          (queued): Effect.Effect<A, E | GroupCommitTimedOut | GroupCommitQueueFull> =>
-            queued
-              ? Deferred.await(result)
-              : Effect.fail(new GroupCommitQueueFull({ maxWaiting: options.maxWaiting })),
-        ),
-      )
+      Effect.async<A, E | GroupCommitTimedOut | GroupCommitQueueFull>((answer) => {
+        if (closed) return answer(Effect.interrupt)
+        if (waiting.length >= options.maxWaiting)
+          return answer(Effect.fail(new GroupCommitQueueFull({ maxWaiting: options.maxWaiting })))
+        waiting.push({ item, answer })
+        wakeWriter?.()
+      })
   })

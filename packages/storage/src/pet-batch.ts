@@ -85,17 +85,23 @@ export const answerBatch = (
   plan: BatchPlan,
   inserted: ReadonlyArray<Pet>,
 ): Effect.Effect<ReadonlyArray<BatchAnswer>> =>
-  Effect.forEach(plan.items, (item): Effect.Effect<BatchAnswer> => {
-    switch (item._tag) {
-      case "Replay":
-        return Effect.succeed(Either.right({ pet: item.pet, replayed: true }))
-      case "Reused":
-        return Effect.succeed(Either.left(item.error))
-      case "Insert": {
-        const pet = inserted[item.index]
-        return pet === undefined
-          ? Effect.dieMessage(`no pet was inserted for item ${item.index} of the batch`)
-          : Effect.succeed(Either.right({ pet, replayed: item.replayed }))
+  Effect.suspend(() => {
+    const answers: Array<BatchAnswer> = []
+    for (const item of plan.items) {
+      switch (item._tag) {
+        case "Replay":
+          answers.push(Either.right({ pet: item.pet, replayed: true }))
+          break
+        case "Reused":
+          answers.push(Either.left(item.error))
+          break
+        case "Insert": {
+          const pet = inserted[item.index]
+          if (pet === undefined)
+            return Effect.dieMessage(`no pet was inserted for item ${item.index} of the batch`)
+          answers.push(Either.right({ pet, replayed: item.replayed }))
+        }
       }
     }
+    return Effect.succeed(answers)
   })
