@@ -84,18 +84,17 @@ const inSentOrder = (
     .sort((a, b) => (a.id ?? 0) - (b.id ?? 0))
   const pets: Array<Pet> = []
   for (const [index, pet] of sent.entries()) {
-    const inserted = rows[index]
-    const id = inserted?.id
+    const match = rows[index]
     if (
-      inserted === undefined ||
-      id === undefined ||
-      id <= 0 ||
-      inserted.row["name"] !== pet.name ||
-      exactNumber(inserted.row["categoryId"]) !== pet.categoryId ||
-      (inserted.row["status"] ?? undefined) !== pet.status
+      match === undefined ||
+      match.id === undefined ||
+      match.id <= 0 ||
+      match.row["name"] !== pet.name ||
+      exactNumber(match.row["categoryId"]) !== pet.categoryId ||
+      (match.row["status"] ?? undefined) !== pet.status
     )
       return Effect.dieMessage("the rows inserted do not line up with the pets sent")
-    pets.push(new Pet({ ...pet, id: PetId.make(id, true) }, true))
+    pets.push(new Pet({ ...pet, id: PetId.make(match.id, true) }, true))
   }
   return rows.length === sent.length
     ? Effect.succeed(pets)
