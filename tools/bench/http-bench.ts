@@ -25,9 +25,10 @@ import type { LoadPlan, LoadRequest } from "./load-plan.js"
 import {
   killChildren,
   residentKiB,
-  runLoad,
+  startLoadWorker,
   startServer,
   type LoadResult,
+  type LoadWorker,
   type Server,
   type ServerCommand,
 } from "./processes.js"
@@ -193,15 +194,15 @@ const warmupSeconds = (round: number) =>
 
 /** One measured run of one scenario; fails loudly on any unexpected answer. */
 const measure = async (
+  load: LoadWorker,
   server: Server,
   scenario: Scenario,
   round: number,
   connections = settings.connections,
 ): Promise<Run> => {
-  const result: LoadResult = await runLoad(
+  const result: LoadResult = await load.run(
     plan(server, [scenario.request], { connections, warmup: warmupSeconds(round) }),
     server,
-    loadCore,
   )
   const { counts } = result
   if (counts.non2xx > 0 || counts.errors > 0 || counts.responses === 0)
@@ -237,7 +238,9 @@ const verifyScenarios = async (server: Server) => {
   }
 }
 
-const compareTargets = async (): Promise<{ runs: Array<Run>; mismatches: Array<Mismatch> }> => {
+const compareTargets = async (
+  load: LoadWorker,
+): Promise<{ runs: Array<Run>; mismatches: Array<Mismatch> }> => {
   const servers: Array<Server> = []
   try {
     for (const target of targets) {
@@ -256,7 +259,7 @@ const compareTargets = async (): Promise<{ runs: Array<Run>; mismatches: Array<M
     for (let round = 1; round <= settings.rounds; round++) {
       log(`round ${round} of ${settings.rounds}`)
       for (const scenario of scenarios) {
-        for (const server of servers) runs.push(await measure(server, scenario, round))
+        for (const server of servers) runs.push(await measure(load, server, scenario, round))
       }
     }
     return { runs, mismatches }
@@ -274,7 +277,7 @@ const operationsScenarios = scenarios.filter((scenario) => scenario.id !== "list
 const operationsRounds = Math.min(settings.rounds, 2)
 
 /** The service with and without its logs and rate limits, interleaved. */
-const operationsCost = async (): Promise<Array<Run>> => {
+const operationsCost = async (load: LoadWorker): Promise<Array<Run>> => {
   const servers: Array<Server> = []
   try {
     for (const command of [serviceCommand("service", "memory"), operatedService]) {
@@ -287,7 +290,7 @@ const operationsCost = async (): Promise<Array<Run>> => {
     for (let round = 1; round <= operationsRounds; round++) {
       log(`logs and limits, round ${round} of ${operationsRounds}`)
       for (const scenario of operationsScenarios) {
-        for (const server of servers) runs.push(await measure(server, scenario, round))
+        for (const server of servers) runs.push(await measure(load, server, scenario, round))
       }
     }
     return runs
@@ -299,7 +302,7 @@ const operationsCost = async (): Promise<Array<Run>> => {
 const createConnections = [1, 8, 32]
 
 /** POST on a fresh SQLite file against memory, the same build, at 1, 8 and 32 connections. */
-const durableCreates = async (directory: string): Promise<Array<Run>> => {
+const durableCreates = async (load: LoadWorker, directory: string): Promise<Array<Run>> => {
   if (createScenario === undefined) throw new Error("no create scenario")
   const stores = [
     { label: "service, memory", storage: "memory" },
@@ -318,7 +321,7 @@ const durableCreates = async (directory: string): Promise<Array<Run>> => {
       log(`creates, round ${round} of ${settings.rounds}`)
       for (const connections of createConnections) {
         for (const server of servers)
-          runs.push(await measure(server, createScenario, round, connections))
+          runs.push(await measure(load, server, createScenario, round, connections))
       }
     }
     return runs
@@ -332,7 +335,7 @@ const durableCreates = async (directory: string): Promise<Array<Run>> => {
  * `rssSeconds`, sampled every second. No creates: a store that grows is not a leak (the
  * memory per pet is measured apart).
  */
-const rssOverTime = async () => {
+const rssOverTime = async (load: LoadWorker) => {
   const server = await startServer(serviceCommand("service", "memory"), serverCore)
   try {
     await seed(server, settings.seedPets)
@@ -344,10 +347,9 @@ const rssOverTime = async () => {
       { method: "POST", path: "/v1/pets", headers: json, body: '{"name":"","categoryId":1}' },
     ]
     const samples: Array<number> = []
-    const result = await runLoad(
+    const result = await load.run(
       plan(server, mix, { warmup: quick ? 2 : 5, seconds: settings.rssSeconds }),
       server,
-      loadCore,
       () => samples.push(residentKiB(server.pid)),
     )
     samples.push(residentKiB(server.pid))
@@ -376,17 +378,16 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * Resident memory per stored pet: RSS after `memoryPets` creates minus RSS before them, over
  * the count. Both sides are taken after 1,000 creates of warm-up and a second of quiet.
  */
-const memoryPerPet = async (command: ServerCommand) => {
+const memoryPerPet = async (load: LoadWorker, command: ServerCommand) => {
   if (createScenario === undefined) throw new Error("no create scenario")
   const server = await startServer(command, serverCore)
   try {
     await seed(server, 1000)
     await pause(1000)
     const before = residentKiB(server.pid)
-    const result = await runLoad(
+    const result = await load.run(
       plan(server, [createScenario.request], { warmup: 0, amount: settings.memoryPets }),
       server,
-      loadCore,
     )
     if (result.counts.ok !== settings.memoryPets)
       throw new Error(`${command.name}: ${result.counts.ok} of ${settings.memoryPets} creates`)
@@ -445,16 +446,17 @@ const main = async () => {
   )
   for (const warning of build.warnings) log(`  warning: ${warning}`)
   const directory = mkdtempSync(path.join(tmpdir(), "petstore-http-bench-"))
+  const load = startLoadWorker(loadCore)
   try {
-    const { runs, mismatches } = await compareTargets()
-    const operationsRuns = await operationsCost()
-    const createRuns = await durableCreates(directory)
+    const { runs, mismatches } = await compareTargets(load)
+    const operationsRuns = await operationsCost(load)
+    const createRuns = await durableCreates(load, directory)
     log("RSS over a mixed run")
-    const rss = await rssOverTime()
+    const rss = await rssOverTime(load)
     log("resident memory per stored pet")
     const perPet = [
-      await memoryPerPet(serviceCommand("service", "memory")),
-      await memoryPerPet(baseline("node:http", "node-http.ts")),
+      await memoryPerPet(load, serviceCommand("service", "memory")),
+      await memoryPerPet(load, baseline("node:http", "node-http.ts")),
     ]
     const scale = settings.listScale ? await listScale() : undefined
     const report: Report = {
@@ -481,6 +483,7 @@ const main = async () => {
     await writeResults(report)
   } finally {
     clearTimeout(watchdog)
+    await load.stop()
     rmSync(directory, { recursive: true, force: true })
   }
 }

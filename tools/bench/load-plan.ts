@@ -34,3 +34,7 @@ export const LoadCounts = Schema.Struct({
   latencyP99: Schema.Number,
 })
 export type LoadCounts = typeof LoadCounts.Type
+
+/** A line the runner sends the load worker: a plan to warm up for, or `go` to measure it. */
+export const WorkerCommand = Schema.Union(Schema.Struct({ plan: LoadPlan }), Schema.Literal("go"))
+export type WorkerCommand = typeof WorkerCommand.Type

@@ -1,19 +1,21 @@
 /**
- * One load run, in a process of its own (http-bench.ts starts it under `taskset -c 1`): an
- * autocannon warm-up, then `{"event":"ready"}` on stdout; on a `go` line on stdin, the measured
- * run, then `{"event":"done",…}` with the counts, and exit. The runner reads the server's CPU
- * time between `go` and `done`.
+ * The load generator, one process for the whole benchmark (http-bench.ts starts it under
+ * `taskset -c 1`), so no measured run pays for starting Node, tsx and autocannon. For each
+ * `{"plan":…}` line on stdin: an autocannon warm-up, then `{"event":"ready"}` on stdout; on a
+ * `go` line, the measured run, then `{"event":"done",…}` with the counts. It exits when stdin
+ * closes. The runner reads the server's CPU time between `go` and `done`.
  *
- *   node --import tsx load-worker.ts '<LoadPlan as JSON>'
+ *   node --import tsx load-worker.ts
  */
 import { createInterface } from "node:readline"
 import autocannon from "autocannon"
 import { Schema } from "effect"
-import { LoadPlan, type LoadCounts } from "./load-plan.js"
+import { WorkerCommand, type LoadCounts, type LoadPlan } from "./load-plan.js"
 
-const plan = Schema.decodeUnknownSync(Schema.parseJson(LoadPlan))(process.argv[2] ?? "")
-
-const run = async (options: { seconds: number; amount?: number }): Promise<LoadCounts> => {
+const run = async (
+  plan: LoadPlan,
+  options: { seconds: number; amount?: number },
+): Promise<LoadCounts> => {
   const result = await autocannon({
     url: plan.origin,
     connections: plan.connections,
@@ -39,16 +41,22 @@ const run = async (options: { seconds: number; amount?: number }): Promise<LoadC
   }
 }
 
-if (plan.warmupSeconds > 0) await run({ seconds: plan.warmupSeconds })
-process.stdout.write(`${JSON.stringify({ event: "ready" })}\n`)
-const lines = createInterface({ input: process.stdin })
-for await (const line of lines) {
-  if (line.trim() !== "go") continue
-  const counts = await run(
-    plan.amount === undefined ? { seconds: plan.seconds } : { seconds: 0, amount: plan.amount },
-  )
-  process.stdout.write(`${JSON.stringify({ event: "done", counts })}\n`)
-  break
+const say = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`)
+const command = Schema.decodeUnknownSync(Schema.parseJson(WorkerCommand))
+
+let planned: LoadPlan | undefined
+for await (const line of createInterface({ input: process.stdin })) {
+  const next = command(line)
+  if (next !== "go") {
+    planned = next.plan
+    if (planned.warmupSeconds > 0) await run(planned, { seconds: planned.warmupSeconds })
+    say({ event: "ready" })
+  } else if (planned !== undefined) {
+    const { seconds, amount } = planned
+    say({
+      event: "done",
+      counts: await run(planned, amount === undefined ? { seconds } : { seconds: 0, amount }),
+    })
+    planned = undefined
+  }
 }
-lines.close()
-process.exit(0)

@@ -1,5 +1,5 @@
 /**
- * The processes of an HTTP benchmark: servers pinned to one core, load workers pinned to the
+ * The processes of an HTTP benchmark: servers pinned to one core, the load worker pinned to the
  * other, what /proc says about them, and the guarantee that none outlives the runner.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { createInterface } from "node:readline"
 import { Schema } from "effect"
-import { LoadCounts, type LoadPlan } from "./load-plan.js"
+import { LoadCounts, type LoadPlan, type WorkerCommand } from "./load-plan.js"
 
 const children = new Set<ChildProcess>()
 
@@ -154,66 +154,83 @@ const WorkerEvent = Schema.parseJson(
   ),
 )
 const workerEvent = Schema.decodeUnknownOption(WorkerEvent)
+type WorkerEvent = typeof WorkerEvent.Type
 
-/**
- * Runs one load plan from a worker pinned to `core`; the server's CPU time is read when the
- * measured run starts and when it ends. `duringRun` is called every second meanwhile.
- */
-export const runLoad = (
-  plan: LoadPlan,
-  server: Server,
-  core: number,
-  duringRun: () => void = () => {},
-): Promise<LoadResult> => {
+/** The load generator: one process, pinned to its core, that runs one plan at a time. */
+export interface LoadWorker {
+  /**
+   * Runs a plan against `server`: the warm-up, then the measured run, with the server's CPU
+   * time read when it starts and when it ends. `duringRun` is called every second meanwhile.
+   */
+  readonly run: (plan: LoadPlan, server: Server, duringRun?: () => void) => Promise<LoadResult>
+  readonly stop: () => Promise<void>
+}
+
+/** Starts the load worker under `taskset -c <core>`. */
+export const startLoadWorker = (core: number): LoadWorker => {
   const worker = track(
-    spawn(
-      "taskset",
-      ["-c", String(core), process.execPath, "--import", "tsx", workerScript, JSON.stringify(plan)],
-      { cwd: fileURLToPath(new URL(".", import.meta.url)), stdio: ["pipe", "pipe", "inherit"] },
-    ),
+    spawn("taskset", ["-c", String(core), process.execPath, "--import", "tsx", workerScript], {
+      cwd: fileURLToPath(new URL(".", import.meta.url)),
+      stdio: ["pipe", "pipe", "inherit"],
+    }),
   )
-  const limitMs =
-    (plan.warmupSeconds + (plan.amount === undefined ? plan.seconds : 600) + 60) * 1000
-  return new Promise<LoadResult>((resolve, reject) => {
-    let startTicks = { user: 0, system: 0 }
-    let startTime = 0
-    let sampler: NodeJS.Timeout | undefined
-    const finish = () => {
-      clearTimeout(timer)
-      if (sampler !== undefined) clearInterval(sampler)
-    }
-    const timer = setTimeout(() => {
-      finish()
-      worker.kill("SIGKILL")
-      reject(new Error(`the load worker for ${server.name} did not finish in ${limitMs / 1000} s`))
-    }, limitMs)
-    if (worker.stdout === null || worker.stdin === null) throw new Error("worker without pipes")
-    const stdin = worker.stdin
-    createInterface({ input: worker.stdout }).on("line", (line) => {
-      const event = workerEvent(line)
-      if (event._tag === "None") return
-      if (event.value.event === "ready") {
-        startTicks = cpuTicks(server.pid)
-        startTime = performance.now()
-        sampler = setInterval(duringRun, 1000)
-        stdin.write("go\n")
-      } else {
-        const endTicks = cpuTicks(server.pid)
-        const wallSeconds = (performance.now() - startTime) / 1000
-        const user = endTicks.user - startTicks.user
-        const system = endTicks.system - startTicks.system
-        finish()
-        resolve({
-          counts: event.value.counts,
-          cpuSeconds: (user + system) / clockTicks,
-          systemSeconds: system / clockTicks,
-          wallSeconds,
-        })
+  if (worker.stdout === null || worker.stdin === null) throw new Error("worker without pipes")
+  const stdin = worker.stdin
+  const send = (command: WorkerCommand) => stdin.write(`${JSON.stringify(command)}\n`)
+  let awaiting: ((event: WorkerEvent | Error) => void) | undefined
+  let exit: Error | undefined
+  createInterface({ input: worker.stdout }).on("line", (line) => {
+    const event = workerEvent(line)
+    if (event._tag === "Some") awaiting?.(event.value)
+  })
+  worker.once("exit", (code, signal) => {
+    exit = new Error(`the load worker exited (${signal ?? code}) before its result`)
+    awaiting?.(exit)
+  })
+  const next = (limitMs: number) =>
+    new Promise<WorkerEvent>((resolve, reject) => {
+      if (exit !== undefined) return reject(exit)
+      const timer = setTimeout(() => {
+        worker.kill("SIGKILL")
+        reject(new Error(`the load worker did not answer within ${limitMs / 1000} s`))
+      }, limitMs)
+      awaiting = (event) => {
+        clearTimeout(timer)
+        awaiting = undefined
+        if (event instanceof Error) reject(event)
+        else resolve(event)
       }
     })
-    worker.once("exit", (code) => {
-      finish()
-      reject(new Error(`the load worker for ${server.name} exited (${code}) before its result`))
-    })
-  })
+
+  const run = async (plan: LoadPlan, server: Server, duringRun: () => void = () => {}) => {
+    send({ plan })
+    await next((plan.warmupSeconds + 60) * 1000)
+    const startTicks = cpuTicks(server.pid)
+    const startTime = performance.now()
+    const sampler = setInterval(duringRun, 1000)
+    send("go")
+    const done = await next(((plan.amount === undefined ? plan.seconds : 600) + 60) * 1000).finally(
+      () => clearInterval(sampler),
+    )
+    if (done.event !== "done") throw new Error(`the load worker said ${done.event}, not done`)
+    const endTicks = cpuTicks(server.pid)
+    const user = endTicks.user - startTicks.user
+    const system = endTicks.system - startTicks.system
+    return {
+      counts: done.counts,
+      cpuSeconds: (user + system) / clockTicks,
+      systemSeconds: system / clockTicks,
+      wallSeconds: (performance.now() - startTime) / 1000,
+    }
+  }
+
+  return {
+    run,
+    stop: async () => {
+      stdin.end()
+      const killer = setTimeout(() => worker.kill("SIGKILL"), 5_000)
+      await exited(worker)
+      clearTimeout(killer)
+    },
+  }
 }
