@@ -39,6 +39,12 @@ export interface Report {
   readonly creates: ReadonlyArray<Run>
   readonly rss: {
     readonly seconds: number
+    /** The mix ran this long before the measured run… */
+    readonly warmupSeconds: number
+    /** …and the server made two full collections meanwhile (else the warm-up hit its limit). */
+    readonly collectedDuringWarmup: boolean
+    /** Full collections during the measured run. */
+    readonly fullCollections: number
     readonly requests: number
     readonly requestsPerSecond: number
     readonly cpuMicrosPerRequest: number
@@ -120,6 +126,14 @@ const cpu = (run: Run) => run.cpuMicrosPerRequest
 const percent = (runs: ReadonlyArray<Run>) =>
   `${format(median(runs.map((run) => run.kernelShare * 100)), 0)} %`
 const throughput = (run: Run) => run.requestsPerSecond
+
+/** What the RSS run's warm-up reached, and how often the heap was fully collected while measured. */
+const fullCollectionsNote = (rss: Report["rss"]): string => {
+  const warmup = rss.collectedDuringWarmup
+    ? `The mix first ran ${format(rss.warmupSeconds, 0)} s: until the server's second full garbage collection (read from its \`/metrics\`), then 10 s more, since until then the heap grows toward its working size whatever the code does.`
+    : `**The warm-up (${format(rss.warmupSeconds, 0)} s) ended before the server's second full garbage collection**, so the growth may be the heap finding its size rather than a leak.`
+  return `${warmup} Full collections during the measured run: ${rss.fullCollections}.`
+}
 
 export const renderReport = (report: Report, previousJson?: string): string => {
   const { settings } = report
@@ -281,7 +295,7 @@ export const renderReport = (report: Report, previousJson?: string): string => {
   lines.push(
     "### Memory",
     "",
-    `RSS of the service (memory) over a ${rss.seconds} s mixed run (the three reads, a 404, two 400s and a 401 in turn on each of ${settings["connections"]} connections, after a warm-up; no creates, so the store does not grow), sampled every second: start ${mib(rss.startKiB)}, end ${mib(rss.endKiB)}, max ${mib(rss.maxKiB)} (end − start ${mib(rss.endKiB - rss.startKiB)}); ${format(rss.requestsPerSecond, 0)} req/s, ${format(rss.cpuMicrosPerRequest, 1)} µs CPU/request.`,
+    `RSS of the service (memory) over a ${rss.seconds} s mixed run (the three reads, a 404, two 400s and a 401 in turn on each of ${settings["connections"]} connections; no creates, so the store does not grow), sampled every second: start ${mib(rss.startKiB)}, end ${mib(rss.endKiB)}, max ${mib(rss.maxKiB)} (end − start ${mib(rss.endKiB - rss.startKiB)}); ${format(rss.requestsPerSecond, 0)} req/s, ${format(rss.cpuMicrosPerRequest, 1)} µs CPU/request. ${fullCollectionsNote(rss)}`,
     "",
     "Resident memory per stored pet: RSS after the creates minus RSS before them, over their count (both taken after 1,000 creates of warm-up and a quiet second; garbage not yet collected counts, so read it as an upper bound):",
     "",

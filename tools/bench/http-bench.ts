@@ -7,10 +7,10 @@
  * pet, and list-scale.ts. Writes a section of RESULTS.md and results/http-bench.json.
  *
  *   npm run bench -w @petstore/bench                    # about 15 minutes
- *   BENCH_QUICK=1 npm run bench -w @petstore/bench      # about 2 minutes
+ *   BENCH_QUICK=1 npm run bench -w @petstore/bench      # under 3 minutes
  *
  * Settings (environment): BENCH_ROUNDS, BENCH_SECONDS (measured), BENCH_WARMUP (seconds),
- * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
+ * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_RSS_WARMUP_LIMIT, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
  * BENCH_SERVICE (dist or src: the built apps/http/dist/main.js, or the sources through tsx).
  */
 import { execFile, execFileSync } from "node:child_process"
@@ -49,6 +49,8 @@ const settings = {
   warmup: setting("BENCH_WARMUP", quick ? 1 : 2),
   connections: setting("BENCH_CONNECTIONS", 32),
   rssSeconds: setting("BENCH_RSS_SECONDS", quick ? 10 : 60),
+  /** The longest the RSS run's warm-up waits for the server's first two full collections. */
+  rssWarmupLimit: setting("BENCH_RSS_WARMUP_LIMIT", quick ? 10 : 240),
   memoryPets: setting("BENCH_MEMORY_PETS", quick ? 10_000 : 50_000),
   listScale: setting("BENCH_LIST_SCALE", quick ? 0 : 1) === 1,
   seedPets: 1000,
@@ -330,10 +332,28 @@ const durableCreates = async (load: LoadWorker, directory: string): Promise<Arra
   }
 }
 
+/** Full (mark-compact) garbage collections the server has made, from its own `/metrics`. */
+const fullCollections = async (server: Server): Promise<number> => {
+  const text = await (await fetch(`${server.origin}/metrics`)).text()
+  if (!text.includes("# TYPE nodejs_gc_duration_seconds histogram"))
+    throw new Error(`${server.name}: /metrics does not count garbage collections`)
+  // The series of a kind appears with its first collection.
+  const count = /^nodejs_gc_duration_seconds_count\{kind="major"\} ([0-9]+)$/m.exec(text)?.[1]
+  return Number(count ?? 0)
+}
+
 /**
- * RSS of the service (memory) under a mix of every read and the refusals (400, 401, 404) for
- * `rssSeconds`, sampled every second. No creates: a store that grows is not a leak (the
+ * RSS of the service (memory) under a mix of every read and the refusals (400, 401, 404),
+ * sampled every second for `rssSeconds`. No creates: a store that grows is not a leak (the
  * memory per pet is measured apart).
+ *
+ * Until the heap has found its size, RSS climbs whatever the code does: V8 grows the old
+ * generation with every surviving young object until its first full collection (about
+ * 0.1 MiB/s here, for a minute or two), which often shrinks the heap, and it grows back to its
+ * working size until the next. Measured then, a leak and a heap finding its size look alike.
+ * So the mix first runs until the server reports two full collections (its `/metrics`), then
+ * 10 s more, and only then is measured; the full collections during the measured run are
+ * reported beside it.
  */
 const rssOverTime = async (load: LoadWorker) => {
   const server = await startServer(serviceCommand("service", "memory"), serverCore)
@@ -346,19 +366,38 @@ const rssOverTime = async (load: LoadWorker) => {
       { method: "GET", path: "/v1/pets", headers: {} },
       { method: "POST", path: "/v1/pets", headers: json, body: '{"name":"","categoryId":1}' },
     ]
+    const checked = (result: LoadResult) => {
+      if (result.counts.errors > 0 || result.counts.ok === 0 || result.counts.non2xx === 0)
+        throw new Error(`mixed run: unexpected answers ${JSON.stringify(result.counts)}`)
+      return result
+    }
+    const collectionsBefore = await fullCollections(server)
+    const warmupStarted = performance.now()
+    const warmedFor = () => (performance.now() - warmupStarted) / 1000
+    const collectedSince = async () => (await fullCollections(server)) - collectionsBefore
+    while ((await collectedSince()) < 2 && warmedFor() < settings.rssWarmupLimit)
+      checked(await load.run(plan(server, mix, { warmup: 0, seconds: 10 }), server))
+    const collected = (await collectedSince()) >= 2
+    checked(await load.run(plan(server, mix, { warmup: 0, seconds: quick ? 2 : 10 }), server))
+    const warmupSeconds = warmedFor()
+    log(
+      `  warmed ${warmupSeconds.toFixed(0)} s (${await collectedSince()} full collections); measuring ${settings.rssSeconds} s`,
+    )
+    const collectionsAtStart = await fullCollections(server)
     const samples: Array<number> = []
-    const result = await load.run(
-      plan(server, mix, { warmup: quick ? 2 : 5, seconds: settings.rssSeconds }),
-      server,
-      () => samples.push(residentKiB(server.pid)),
+    const result = checked(
+      await load.run(plan(server, mix, { warmup: 0, seconds: settings.rssSeconds }), server, () =>
+        samples.push(residentKiB(server.pid)),
+      ),
     )
     samples.push(residentKiB(server.pid))
-    if (result.counts.errors > 0 || result.counts.ok === 0 || result.counts.non2xx === 0)
-      throw new Error(`mixed run: unexpected answers ${JSON.stringify(result.counts)}`)
     const first = samples[0] ?? Number.NaN
     const last = samples[samples.length - 1] ?? Number.NaN
     return {
       seconds: settings.rssSeconds,
+      warmupSeconds,
+      collectedDuringWarmup: collected,
+      fullCollections: (await fullCollections(server)) - collectionsAtStart,
       requests: result.counts.responses,
       requestsPerSecond: result.counts.responses / result.counts.duration,
       cpuMicrosPerRequest: (result.cpuSeconds * 1e6) / result.counts.responses,
