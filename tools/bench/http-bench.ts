@@ -348,8 +348,8 @@ const fullCollections = async (server: Server): Promise<number> => {
  * memory per pet is measured apart).
  *
  * Until the heap has found its size, RSS climbs whatever the code does: V8 grows the old
- * generation with every surviving young object until its first full collection (about
- * 0.1 MiB/s here, for a minute or two), which often shrinks the heap, and it grows back to its
+ * generation with every surviving young object until its first full collection (0.1 to
+ * 0.3 MiB/s here, for a minute or two), which often shrinks the heap, and it grows back to its
  * working size until the next. Measured then, a leak and a heap finding its size look alike.
  * So the mix first runs until the server reports two full collections (its `/metrics`), then
  * 10 s more, and only then is measured; the full collections during the measured run are
