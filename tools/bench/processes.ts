@@ -176,6 +176,8 @@ export const startLoadWorker = (core: number): LoadWorker => {
   )
   if (worker.stdout === null || worker.stdin === null) throw new Error("worker without pipes")
   const stdin = worker.stdin
+  // A write to a worker that died fails here; its exit is what the runner reports.
+  stdin.on("error", () => {})
   const send = (command: WorkerCommand) => stdin.write(`${JSON.stringify(command)}\n`)
   let awaiting: ((event: WorkerEvent | Error) => void) | undefined
   let exit: Error | undefined
@@ -202,17 +204,20 @@ export const startLoadWorker = (core: number): LoadWorker => {
       }
     })
 
+  const unexpected = (event: WorkerEvent, expected: WorkerEvent["event"]) =>
+    new Error(`the load worker said ${event.event}, not ${expected}`)
+
   const run = async (plan: LoadPlan, server: Server, duringRun: () => void = () => {}) => {
     send({ plan })
-    await next((plan.warmupSeconds + 60) * 1000)
+    const ready = await next((plan.warmupSeconds + 60) * 1000)
+    if (ready.event !== "ready") throw unexpected(ready, "ready")
     const startTicks = cpuTicks(server.pid)
     const startTime = performance.now()
     const sampler = setInterval(duringRun, 1000)
     send("go")
-    const done = await next(((plan.amount === undefined ? plan.seconds : 600) + 60) * 1000).finally(
-      () => clearInterval(sampler),
-    )
-    if (done.event !== "done") throw new Error(`the load worker said ${done.event}, not done`)
+    const measuredLimit = plan.amount === undefined ? plan.seconds : 600
+    const done = await next((measuredLimit + 60) * 1000).finally(() => clearInterval(sampler))
+    if (done.event !== "done") throw unexpected(done, "done")
     const endTicks = cpuTicks(server.pid)
     const user = endTicks.user - startTicks.user
     const system = endTicks.system - startTicks.system
