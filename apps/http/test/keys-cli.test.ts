@@ -64,15 +64,23 @@ const createUseListRevoke = async (storage: string, servers: ReadonlyArray<Runni
   assert.ok(!listed.stdout.includes(sha256(key)), "list shows the key's hash")
 
   // Used until the moment it is revoked, so every server holds a fresh verdict on it. The
-  // revocation takes effect when its transaction commits, before the command has exited, so
-  // these answers may already be 401: only what follows the command is checked.
+  // revocation takes effect when its transaction commits, before the command has exited, so a
+  // server may already answer 401 here; once it has, it must never accept the key again.
   let revoking = true
+  const refusedBy = new Set<RunningServer>()
   const keepUsing = (async () => {
     while (revoking) {
-      for (const server of servers) await statusWith(server, key)
+      for (const server of servers) {
+        const status = await statusWith(server, key)
+        if (refusedBy.has(server)) assert.equal(status, 401, "accepted again after refusing")
+        else if (status === 401) refusedBy.add(server)
+        else assert.equal(status, 200)
+      }
       await sleep(50)
     }
   })()
+  // A failure is reported once the command has returned, as the test's own.
+  keepUsing.catch(() => {})
   const revoked = await runKeysCli(["revoke", id], storage).finally(() => (revoking = false))
   await keepUsing
   assert.equal(revoked.code, 0, revoked.stderr)
