@@ -226,30 +226,47 @@ export const renderReport = (report: Report, previousJson?: string): string => {
       "",
     )
 
-  const [quiet = "", operated = ""] = [...new Set(report.operations.map((run) => run.target))]
+  const [quiet = "", ...operatedTargets] = [...new Set(report.operations.map((run) => run.target))]
   const operationScenarios = report.scenarios.filter((scenario) =>
     report.operations.some((run) => run.scenario === scenario.id),
   )
+  const p50 = (run: Run) => run.latencyP50
   lines.push(
     "### What the access log and the rate limiter cost",
     "",
-    `Every comparison above runs the service with \`PETSTORE_LOG_LEVEL=warn\` and \`PETSTORE_RATE_LIMIT=off\`, as the baselines neither log nor limit. Here the same build runs beside itself with \`PETSTORE_LOG_LEVEL=info\` (one JSON access line per request, written to a pipe) and \`PETSTORE_RATE_LIMIT=1000000/s\` (every request counted, none refused); the rounds interleave the two.`,
+    `Every comparison above runs the service with \`PETSTORE_LOG_LEVEL=warn\` and \`PETSTORE_RATE_LIMIT=off\`, as the baselines neither log nor limit. Here the same build runs beside itself with \`PETSTORE_LOG_LEVEL=info\` (one JSON access line per request, written to a pipe) and \`PETSTORE_RATE_LIMIT=1000000/s\` (every request counted, none refused), with the buckets in the process's memory and, with \`PETSTORE_REDIS_URL\`, in the machine's Redis (one \`EVALSHA\` per request); the rounds interleave them. Redis's own CPU is not counted: the server's is.`,
     "",
     table(
-      ["scenario", `${quiet} CPU µs/req`, `${operated} CPU µs/req`, "added µs/req", "ratio"],
-      operationScenarios.map((scenario) => {
+      ["scenario", "target", "CPU µs/req", "added µs/req", "ratio", "p50 latency", "added p50"],
+      operationScenarios.flatMap((scenario) => {
         const quietRuns = select(report.operations, quiet, scenario.id)
-        const operatedRuns = select(report.operations, operated, scenario.id)
-        const added = operatedRuns.flatMap((run) => {
-          const other = quietRuns.find((quietRun) => quietRun.round === run.round)
-          return other === undefined ? [] : [cpu(run) - cpu(other)]
-        })
         return [
-          scenario.title,
-          show(spread(quietRuns.map(cpu)), 1),
-          show(spread(operatedRuns.map(cpu)), 1),
-          show(spread(added), 1),
-          show(spread(roundRatios(operatedRuns, quietRuns, cpu)), 2, "×"),
+          [
+            scenario.title,
+            quiet,
+            show(spread(quietRuns.map(cpu)), 1),
+            "",
+            "",
+            `${show(spread(quietRuns.map(p50)), 2)} ms`,
+            "",
+          ],
+          ...operatedTargets.map((operated) => {
+            const operatedRuns = select(report.operations, operated, scenario.id)
+            const added = (measure: (run: Run) => number) =>
+              operatedRuns.flatMap((run) => {
+                const other = quietRuns.find((quietRun) => quietRun.round === run.round)
+                return other === undefined ? [] : [measure(run) - measure(other)]
+              })
+            return [
+              "",
+              operated,
+              show(spread(operatedRuns.map(cpu)), 1),
+              show(spread(added(cpu)), 1),
+              show(spread(roundRatios(operatedRuns, quietRuns, cpu)), 2, "×"),
+              `${show(spread(operatedRuns.map(p50)), 2)} ms`,
+              `${show(spread(added(p50)), 2)} ms`,
+            ]
+          }),
         ]
       }),
     ),

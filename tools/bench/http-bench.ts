@@ -132,9 +132,18 @@ const serviceCommand = (name: string, storage: string): ServerCommand => ({
  * reads) and every key's requests counted by the rate limiter, whose limit is set high enough
  * never to refuse the load, so what is measured is the bookkeeping.
  */
+const benchRedisUrl = process.env["BENCH_REDIS_URL"] ?? "redis://127.0.0.1:6379"
+
 const operatedService: ServerCommand = {
   ...serviceCommand("service, logs + limits", "memory"),
   env: { ...serviceEnv("memory"), PETSTORE_LOG_LEVEL: "info", PETSTORE_RATE_LIMIT: "1000000/s" },
+}
+
+/** The same, with the rate limiter's buckets in the machine's Redis (`PETSTORE_REDIS_URL`). */
+const operatedWithRedis: ServerCommand = {
+  ...operatedService,
+  name: "service, logs + limits in Redis",
+  env: { ...operatedService.env, PETSTORE_REDIS_URL: benchRedisUrl },
 }
 
 const baseline = (name: string, file: string): ServerCommand => ({
@@ -278,11 +287,15 @@ const compareTargets = async (
 const operationsScenarios = scenarios.filter((scenario) => scenario.id !== "listSold100")
 const operationsRounds = Math.min(settings.rounds, 2)
 
-/** The service with and without its logs and rate limits, interleaved. */
+/** The service with and without its logs and rate limits (in memory, in Redis), interleaved. */
 const operationsCost = async (load: LoadWorker): Promise<Array<Run>> => {
   const servers: Array<Server> = []
   try {
-    for (const command of [serviceCommand("service", "memory"), operatedService]) {
+    for (const command of [
+      serviceCommand("service", "memory"),
+      operatedService,
+      operatedWithRedis,
+    ]) {
       const server = await startServer(command, serverCore)
       servers.push(server)
       await seed(server, settings.seedPets)

@@ -2,12 +2,15 @@ import Koa from "koa"
 import { createRouter, registerOperations, unrouted } from "./api/api-router.js"
 import type { Operation, PetRuntime } from "./api/operation.js"
 import { petOperations } from "./api/pet-operations.js"
-import { withAbuseLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
+import { noTrustedProxy } from "./client-address.js"
 import type { StoredKeys } from "./keys/StoredKeys.js"
-import { bearerAuth, type AuthState } from "./middleware/auth.js"
+import { configuredLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
+import { credentialsReader, type AuthState } from "./middleware/auth.js"
 import { cors, type CorsOrigins } from "./middleware/cors.js"
 import { requestEdge } from "./middleware/request-edge.js"
+import { requireKey } from "./middleware/require-key.js"
 import { silentLogger, type Logger } from "./logger.js"
+import { metricsExposition } from "./observability/metrics-exposition.js"
 import { registerMetricsRoute } from "./observability/metrics-route.js"
 import { createMetrics, discardMetrics, type Metrics } from "./observability/metrics.js"
 import { storageReadiness } from "./observability/readiness.js"
@@ -34,11 +37,21 @@ export interface AppOptions {
    * (give one to also record what the storage layer observes). `false`: no metrics, no route.
    */
   readonly metrics?: Metrics | false
+  /**
+   * Whether this app serves `GET /metrics`; true unless false. `false`: the app still records
+   * into `metrics`, and something else serves them (the server's metrics port, `metricsListener`).
+   */
+  readonly metricsRoute?: boolean
+  /** How long `GET /metrics` serves a rendering again, in ms; 0 (none) unless given. */
+  readonly metricsReuseMs?: number
   /** The base URLs `{basePath}/openapi.json` names; unless given, the server serving it. */
   readonly servers?: ReadonlyArray<ApiServer>
   /** The operations served; the Petstore's three unless given. */
   readonly operations?: ReadonlyArray<Operation>
-  /** Rate limits around the key check (per key, failed auth per address); none unless given. */
+  /**
+   * Rate limits around the key check (per key, wrong keys per address) and the proxies trusted to
+   * name the client's address; none unless given.
+   */
   readonly limits?: AbuseLimits
   /** The origins CORS allows; no CORS unless given. */
   readonly corsOrigins?: CorsOrigins
@@ -49,9 +62,9 @@ export interface AppOptions {
  * serve it with `http.createServer(app.callback())`.
  *
  * Every path is decided by one router (exact, case-sensitive). Public routes (`/healthz`,
- * `/readyz`, `/metrics`, `/docs`, `{basePath}/openapi.json`) need no key; every operation that
- * needs one checks it in its own route, and any path the router does not know needs a key
- * before it is answered 404.
+ * `/readyz`, `/metrics` unless `metricsRoute` is false, `/docs`, `{basePath}/openapi.json`) need
+ * no key; every operation that needs one checks it in its own route, and any path the router
+ * does not know needs a key before it is answered 404.
  */
 export const createApp = (options: AppOptions): Koa<AuthState> => {
   const basePath = options.basePath ?? "/v1"
@@ -63,8 +76,9 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
   app.silent = true
 
   const limits = options.limits ?? {}
-  const requireKey = withAbuseLimits(bearerAuth(options.apiKeys, options.storedKeys), {
-    ...limits,
+  const keyRequired = requireKey({
+    credentials: credentialsReader(options.apiKeys, options.storedKeys),
+    ...configuredLimits(limits),
     onRefusal: (scope) => {
       recorder.recordRateLimitRefusal(scope)
       limits.onRefusal?.(scope)
@@ -77,26 +91,31 @@ export const createApp = (options: AppOptions): Koa<AuthState> => {
     operations,
   })
   registerHealthRoutes(router, storageReadiness(options.runtime, recorder))
-  if (metrics !== undefined) registerMetricsRoute(router, metrics)
+  if (metrics !== undefined && options.metricsRoute !== false) {
+    registerMetricsRoute(
+      router,
+      metricsExposition(metrics.registry, { reuseMs: options.metricsReuseMs ?? 0 }),
+    )
+  }
   registerOpenApiRoutes(router, basePath, document)
   registerDocsRoutes(router, basePath)
   registerOperations(
     router,
     operations,
     { runtime: options.runtime, recordStorageError: recorder.recordStorageError, basePath },
-    requireKey,
+    keyRequired,
   )
   const protectedRoutes = new Set(
     operations.filter((operation) => operation.requiresKey).map((operation) => operation.id),
   )
 
-  app.use(requestEdge(logger, recorder))
+  app.use(requestEdge(logger, recorder, limits.trustedProxies ?? noTrustedProxy))
   if (options.corsOrigins !== undefined) {
     app.use(
       cors(options.corsOrigins, [...new Set(operations.map((operation) => operation.method))]),
     )
   }
   app.use(router.routes())
-  app.use(unrouted(protectedRoutes, requireKey))
+  app.use(unrouted(protectedRoutes, keyRequired))
   return app
 }

@@ -1,58 +1,80 @@
 import type { IncomingMessage } from "node:http"
-import { isIPv4, isIPv6 } from "node:net"
+import { isIPv4, isIPv6, type Socket } from "node:net"
+import ipaddr from "ipaddr.js"
+import proxyAddr from "proxy-addr"
 
-/** Where a request came from, as the abuse limits count it. */
-export interface ClientAddressOptions {
-  /**
-   * Whether a proxy in front appends the client's address to `X-Forwarded-For`. Only then is
-   * the header read; otherwise anyone could name any address in it.
-   */
-  readonly trustProxy: boolean
-}
+/**
+ * Which hops may name the client in `X-Forwarded-For`: `address` is a hop's address, `hop` its
+ * distance from the server (0 is the socket's peer). As `proxy-addr` (Express's `trust proxy`)
+ * takes it.
+ */
+export type TrustedProxies = (address: string, hop: number) => boolean
 
-const ipv4Mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
+/** No proxy is trusted: the client is the socket's peer, whatever the headers say. */
+export const noTrustedProxy: TrustedProxies = () => false
 
-/** The eight groups of an IPv6 address, `::` expanded. */
-const ipv6Groups = (address: string): ReadonlyArray<string> => {
-  const [head = "", tail] = address.split("::")
-  const headGroups = head === "" ? [] : head.split(":")
-  const tailGroups = tail === undefined || tail === "" ? [] : tail.split(":")
-  const zeros = Array.from({ length: 8 - headGroups.length - tailGroups.length }, () => "0")
-  return [...headGroups, ...zeros, ...tailGroups]
+/**
+ * The socket's peer is trusted, whoever it is, and nothing beyond it: the right-most
+ * `X-Forwarded-For` entry is the client. Sound only where no client can reach the server but
+ * through the proxy.
+ */
+export const anyPeerIsProxy: TrustedProxies = (_address, hop) => hop === 0
+
+/**
+ * The proxies named by address or CIDR range (`10.0.0.0/8`, `2001:db8::/32`) or by `proxy-addr`'s
+ * names (`loopback`, `linklocal`, `uniquelocal`); throws a `TypeError` naming a bad entry.
+ */
+export const trustedProxies = (entries: ReadonlyArray<string>): TrustedProxies =>
+  proxyAddr.compile([...entries])
+
+const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/
+const ipv4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/
+
+/** The text of an address without brackets, port or zone id, if it is an address at all. */
+const bareAddress = (text: string): string | undefined => {
+  const trimmed = text.trim()
+  const unbracketed = bracketed.exec(trimmed)?.[1] ?? ipv4WithPort.exec(trimmed)?.[1] ?? trimmed
+  const zoneless = unbracketed.split("%", 1)[0] ?? ""
+  return isIPv4(zoneless) || isIPv6(zoneless) ? zoneless : undefined
 }
 
 /**
- * One spelling per client: an IPv4-mapped IPv6 address is its IPv4 address, and an IPv6
- * address counts by its /64, as one subscriber is usually given a whole /64 to pick from.
+ * One spelling per client, so that no spelling gets a bucket of its own: brackets, ports and
+ * IPv6 zone ids dropped, an IPv4-mapped IPv6 address is its IPv4 address, and an IPv6 address
+ * counts by its /64, as one subscriber is usually given a whole /64 to pick from. Undefined when
+ * `text` is not an address (node's strict parser: `010.0.7.5` is not one).
  */
-const normalized = (address: string): string | undefined => {
-  const bare = address.trim()
-  const mapped = ipv4Mapped.exec(bare)?.[1]
-  if (mapped !== undefined && isIPv4(mapped)) return mapped
-  if (isIPv4(bare)) return bare
-  if (!isIPv6(bare)) return undefined
-  // A zone id or an embedded IPv4 part is rare enough to be kept whole.
-  if (bare.includes("%") || bare.includes(".")) return bare.toLowerCase()
-  const prefix = ipv6Groups(bare.toLowerCase())
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ""))
-  return `${prefix.join(":")}::/64`
+export const normalizedAddress = (text: string): string | undefined => {
+  const bare = bareAddress(text)
+  if (bare === undefined) return undefined
+  const address = ipaddr.process(bare)
+  if (address.kind() === "ipv4") return address.toString()
+  return `${address.toNormalizedString().split(":").slice(0, 4).join(":")}::/64`
 }
 
+/** How many characters of a claim that is no address are kept to name it. */
+const claimLength = 64
+
 /**
- * The client's address: the socket's peer, or, behind a trusted proxy, the right-most
- * `X-Forwarded-For` entry. Entries to its left were sent by the client and prove nothing; the
- * right-most is the one the proxy appended. Several `X-Forwarded-For` headers count as one list
- * in order (Node joins them). If that entry is not an IP address the proxy is misconfigured,
- * and the socket's peer (the proxy) is used: throttling too broadly is safer than letting a
- * client choose its own address.
+ * The client's address as the limits count it: the socket's peer, or, while the hops to the
+ * right of an `X-Forwarded-For` entry are all trusted proxies, that entry (`proxy-addr`). An
+ * entry that is no address was not written by a trusted proxy: it names the claim of whoever
+ * sent it (`claim:…`), never the proxy, so it cannot lock out the proxy's other clients.
  */
-export const clientAddress = (request: IncomingMessage, options: ClientAddressOptions): string => {
-  const peer = normalized(request.socket.remoteAddress ?? "") ?? "unknown"
-  if (!options.trustProxy) return peer
-  const header = request.headers["x-forwarded-for"]
-  if (header === undefined) return peer
-  const forwarded = typeof header === "string" ? header : header.join(",")
-  const rightMost = forwarded.slice(forwarded.lastIndexOf(",") + 1)
-  return normalized(rightMost) ?? peer
+export const clientAddress = (request: IncomingMessage, trusted: TrustedProxies): string => {
+  if (trusted === noTrustedProxy) return peerAddress(request.socket)
+  const claimed = proxyAddr(request, trusted)
+  return normalizedAddress(claimed) ?? `claim:${claimed.trim().slice(0, claimLength)}`
+}
+
+/** Each connection's peer, spelled once: a keep-alive connection carries many requests. */
+const peers = new WeakMap<Socket, string>()
+
+const peerAddress = (socket: Socket): string => {
+  let address = peers.get(socket)
+  if (address === undefined) {
+    address = normalizedAddress(socket.remoteAddress ?? "") ?? "unknown"
+    peers.set(socket, address)
+  }
+  return address
 }

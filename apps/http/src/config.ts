@@ -1,7 +1,13 @@
 import { parseStorageChoice, type StorageChoice } from "@petstore/storage"
 import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Option } from "effect"
 import type { CorsOrigins } from "./middleware/cors.js"
-import type { Rate } from "./token-bucket.js"
+import {
+  anyPeerIsProxy,
+  noTrustedProxy,
+  trustedProxies,
+  type TrustedProxies,
+} from "./client-address.js"
+import type { Rate } from "./limits/rate.js"
 import { logLevels, type LogLevel } from "./logger.js"
 
 export interface ServerConfig {
@@ -17,20 +23,26 @@ export interface ServerConfig {
   readonly stagingUrl: Option.Option<string>
   /** How long an idempotency key is remembered. */
   readonly idempotencyTtl: Duration.Duration
-  /** Requests per API key per process; none when off. */
+  /** Requests per API key; none when off. */
   readonly rateLimit: Option.Option<Rate>
-  /** Failed authentications per client address per process; none when off. */
+  /** Wrong keys per client address; none when off. */
   readonly authFailureLimit: Option.Option<Rate>
-  /** Whether the client address is the right-most `X-Forwarded-For` entry. */
-  readonly trustProxy: boolean
+  /** The proxies whose `X-Forwarded-For` entries name the client. */
+  readonly trustedProxies: TrustedProxies
+  /** The Redis that shares the limits' buckets between processes; none: each process keeps its own. */
+  readonly redisUrl: Option.Option<string>
   /** The origins CORS allows; none when CORS is off. */
   readonly corsOrigins: Option.Option<CorsOrigins>
   /** Connections open at once. */
   readonly maxConnections: number
+  /** Connections open at once from one address; none when off. */
+  readonly maxConnectionsPerAddress: Option.Option<number>
   /** The least severe log lines written. */
   readonly logLevel: LogLevel
   /** Whether `GET /metrics` is served. */
   readonly metrics: boolean
+  /** The port of a listener of its own for `GET /metrics`; none: the API's listener serves it. */
+  readonly metricsPort: Option.Option<number>
 }
 
 /** What applies when a variable is unset or empty: a value, or what happens instead. */
@@ -89,11 +101,11 @@ const optionalSetting = <A>(
   config: Config.option(parsed(spec.variable, spec.parse)),
 })
 
-const readPort = (text: string): Either.Either<number, string> => {
+const readPort = (text: string, variable: string): Either.Either<number, string> => {
   const port = Number(text)
   return /^[0-9]+$/.test(text) && port <= 65535
     ? Either.right(port)
-    : Either.left(`PORT must be an integer from 0 to 65535; got ${JSON.stringify(text)}`)
+    : Either.left(`${variable} must be an integer from 0 to 65535; got ${JSON.stringify(text)}`)
 }
 
 const readBasePath = (text: string): Either.Either<string, string> => {
@@ -171,8 +183,46 @@ const readToggle =
       : Either.left(`${variable} must be ${yes} or ${no}; got ${JSON.stringify(text)}`)
   }
 
+/**
+ * `false`, `true` (the socket's peer, whoever it is), or the proxies by address, CIDR range or
+ * `proxy-addr`'s names.
+ */
+const readTrustedProxies = (
+  text: string,
+  variable: string,
+): Either.Either<TrustedProxies, string> => {
+  const trimmed = text.trim().toLowerCase()
+  if (trimmed === "false") return Either.right(noTrustedProxy)
+  if (trimmed === "true") return Either.right(anyPeerIsProxy)
+  const entries = trimmed
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+  return Either.try({
+    try: () => trustedProxies(entries),
+    catch: (error) =>
+      `${variable} must be false, true, or the proxies' addresses and CIDR ranges, comma-separated (10.0.0.7, 10.0.0.0/8, loopback): ${error instanceof Error ? error.message : String(error)}`,
+  })
+}
+
+const readRedisUrl = (text: string, variable: string): Either.Either<string, string> => {
+  const url = URL.canParse(text) ? new URL(text) : undefined
+  return url !== undefined && /^rediss?:$/.test(url.protocol) && url.hostname !== ""
+    ? Either.right(text)
+    : Either.left(
+        `${variable} must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379; got ${JSON.stringify(text)}`,
+      )
+}
+
 /** An origin as browsers send it: scheme, host and port (when not the default), nothing else. */
 const readOrigin = (text: string): Either.Either<string, string> => {
+  // WHATWG URLs take `*` in a host, so `https://*.example.com` parses as an origin that no
+  // browser ever sends: the operator meant a pattern, and would get CORS for nobody.
+  if (text.includes("*")) {
+    return Either.left(
+      `PETSTORE_CORS_ORIGINS: ${JSON.stringify(text)} is a pattern; wildcards and patterns are not supported: list each origin (https://app.example.com,https://admin.example.com), or give * alone for any`,
+    )
+  }
   const url = URL.canParse(text) ? new URL(text) : undefined
   return url !== undefined &&
     /^https?:$/.test(url.protocol) &&
@@ -195,6 +245,19 @@ const readCorsOrigins = (text: string): Either.Either<CorsOrigins, string> => {
     )
   }
   return Either.all(entries.map(readOrigin))
+}
+
+/** A positive integer, or `off`. */
+const readConnectionsPerAddress = (
+  text: string,
+  variable: string,
+): Either.Either<Option.Option<number>, string> => {
+  const trimmed = text.trim()
+  if (trimmed === "off") return Either.right(Option.none())
+  const count = Number(trimmed)
+  return /^[0-9]+$/.test(trimmed) && count >= 1 && Number.isSafeInteger(count)
+    ? Either.right(Option.some(count))
+    : Either.left(`${variable} must be a positive integer or off; got ${JSON.stringify(text)}`)
 }
 
 const readMaxConnections = (text: string): Either.Either<number, string> => {
@@ -272,22 +335,29 @@ export const settings = {
     variable: "PETSTORE_RATE_LIMIT",
     fallback: "1000/s",
     description:
-      "Requests per API key, per server process: `<n>/<s|min|h>` (a bucket of n refilled evenly over the window; over it, 429 with `Retry-After`) or `off`.",
+      "Requests per API key: `<n>/<s|min|h>` (a bucket of n refilled evenly over the window; over it, 429 with `Retry-After`) or `off`. Per process, or shared through `PETSTORE_REDIS_URL`.",
     parse: readRate,
   }),
   authFailureLimit: setting({
     variable: "PETSTORE_AUTH_FAILURE_LIMIT",
     fallback: "20/min",
     description:
-      "Failed authentications per client address, per server process, before 429 replaces 401 (same syntax as `PETSTORE_RATE_LIMIT`, or `off`).",
+      "Wrong keys per client address before they get 429 instead of 401, without a store look-up; a valid key is never refused for it (same syntax as `PETSTORE_RATE_LIMIT`, or `off`). Per process, or shared through `PETSTORE_REDIS_URL`.",
     parse: readRate,
   }),
   trustProxy: setting({
     variable: "PETSTORE_TRUST_PROXY",
     fallback: "false",
     description:
-      "`true` behind a proxy that appends the client's address to `X-Forwarded-For`: the right-most entry is then the client address the limits count.",
-    parse: readToggle("true", "false"),
+      "The proxies whose `X-Forwarded-For` entries name the client: comma-separated addresses and CIDR ranges (`10.0.0.7,10.0.0.0/8`; `loopback`, `linklocal`, `uniquelocal`), `false` (none: the socket's peer is the client) or `true` (whatever peer connects; only where clients cannot reach the server but through the proxy).",
+    parse: readTrustedProxies,
+  }),
+  redisUrl: optionalSetting({
+    variable: "PETSTORE_REDIS_URL",
+    whenUnset: "each process keeps its own limits",
+    description:
+      "A `redis://` URL: the per-key limit and the wrong-key budgets are then shared by every process that names the same Redis (see Abuse limits).",
+    parse: readRedisUrl,
   }),
   corsOrigins: optionalSetting({
     variable: "PETSTORE_CORS_ORIGINS",
@@ -301,6 +371,13 @@ export const settings = {
     fallback: "10000",
     description: "Connections open at once; more are refused when accepted.",
     parse: readMaxConnections,
+  }),
+  maxConnectionsPerAddress: setting({
+    variable: "PETSTORE_MAX_CONNECTIONS_PER_ADDRESS",
+    fallback: "512",
+    description:
+      "Connections open at once from one client address (an IPv6 address counts by its /64; trusted proxies are exempt); more are refused when accepted. A positive integer or `off`.",
+    parse: readConnectionsPerAddress,
   }),
   logLevel: setting({
     variable: "PETSTORE_LOG_LEVEL",
@@ -316,7 +393,31 @@ export const settings = {
       "`on`: `GET /metrics` serves Prometheus metrics, without a key; `off`: it is not served (then an unknown path: 401 without a key, 404 with one).",
     parse: readToggle("on", "off"),
   }),
+  metricsPort: optionalSetting({
+    variable: "PETSTORE_METRICS_PORT",
+    whenUnset: "`GET /metrics` is served on `PORT`, beside the API",
+    description:
+      "A port of its own for `GET /metrics`, on `HOST`; the API's port then no longer serves it, and this one serves nothing else (0 picks a free one; the start-up log says which). Refused with `PETSTORE_METRICS=off`.",
+    parse: readPort,
+  }),
 }
+
+/** A metrics port with metrics off is a contradiction: refused rather than ignored. */
+const metricsSettings = Config.all({
+  metrics: settings.metrics.config,
+  metricsPort: settings.metricsPort.config,
+}).pipe(
+  Config.mapOrFail((chosen) =>
+    chosen.metrics || Option.isNone(chosen.metricsPort)
+      ? Either.right(chosen)
+      : Either.left(
+          ConfigError.InvalidData(
+            [settings.metricsPort.variable],
+            `${settings.metricsPort.variable} is set but ${settings.metrics.variable} is off: unset one of them`,
+          ),
+        ),
+  ),
+)
 
 /** The server URLs must end in the base path: they are where the versioned API is. */
 const serverUrls = Config.all({
@@ -357,12 +458,14 @@ const serverConfig: Config.Config<ServerConfig> = Config.all({
   idempotencyTtl: settings.idempotencyTtl.config,
   rateLimit: settings.rateLimit.config,
   authFailureLimit: settings.authFailureLimit.config,
-  trustProxy: settings.trustProxy.config,
+  trustedProxies: settings.trustProxy.config,
+  redisUrl: settings.redisUrl.config,
   corsOrigins: settings.corsOrigins.config,
   maxConnections: settings.maxConnections.config,
+  maxConnectionsPerAddress: settings.maxConnectionsPerAddress.config,
   logLevel: settings.logLevel.config,
-  metrics: settings.metrics.config,
-}).pipe(Config.map(({ urls, ...rest }) => ({ ...rest, ...urls })))
+  metrics: metricsSettings,
+}).pipe(Config.map(({ urls, metrics, ...rest }) => ({ ...rest, ...urls, ...metrics })))
 
 const messagesOf = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
   switch (error._op) {

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type LevelWithSilent, type Logger } from "pino"
+import { lineDestination, standardStream } from "./log-destination.js"
 
 export type { Logger }
 
@@ -45,22 +46,56 @@ const options = (level: LogLevel) => ({
 export const createLogger = (level: LogLevel, destination: DestinationStream): Logger =>
   pino(options(level), destination)
 
+/** Which standard stream a line was meant for. */
+export type StdStream = "stdout" | "stderr"
+
 /**
- * The server's logger: info and below to stdout, written asynchronously (so a request never
- * waits on the terminal or a pipe, and everything left is flushed at exit); warnings and
- * errors to stderr, written at once.
+ * What stdout and stderr may each hold in the process while their reader falls behind: some
+ * 4,000 access lines, about a second of full load, beyond what the pipe itself holds (64 KiB+).
  */
-export const processLogger = (level: LogLevel): Logger =>
-  createLogger(
+const maxWaitingBytes = 1024 * 1024
+
+export interface ProcessLogger {
+  readonly logger: Logger
+  /** Waits, for `ms` at most, until the lines logged so far have left the process. */
+  readonly flush: (ms: number) => Promise<void>
+}
+
+/**
+ * The server's logger: info and below to stdout, warnings and errors to stderr. Neither ever
+ * holds the process: a request never waits on the reader, a reader that falls behind costs
+ * a bounded buffer (lines past it are dropped, and `onDrop` is told of each), and a reader that
+ * is gone (EPIPE) drops every later line. See `lineDestination` and `standardStream`.
+ */
+export const processLogger = (
+  level: LogLevel,
+  onDrop: (stream: StdStream) => void = () => {},
+): ProcessLogger => {
+  const stdout = lineDestination(standardStream("stdout"), {
+    maxWaitingBytes,
+    onDrop: () => onDrop("stdout"),
+  })
+  const stderr = lineDestination(standardStream("stderr"), {
+    maxWaitingBytes,
+    onDrop: () => onDrop("stderr"),
+  })
+  const logger = createLogger(
     level,
     pino.multistream(
       [
-        { level: "trace", stream: pino.destination({ dest: 1, sync: false }) },
-        { level: "warn", stream: pino.destination({ dest: 2, sync: true }) },
+        { level: "trace", stream: stdout },
+        { level: "warn", stream: stderr },
       ],
       { dedupe: true },
     ),
   )
+  return {
+    logger,
+    flush: async (ms) => {
+      await Promise.all([stdout.flush(ms), stderr.flush(ms)])
+    },
+  }
+}
 
 export const silentLogger: Logger = pino({ level: "silent" })
 

@@ -6,8 +6,12 @@ import { firstStartKeyBanner, firstStartKeyLabel } from "./keys/first-start.js"
 import { issueFirstApiKey } from "./keys/issue-api-key.js"
 import * as StoredKeys from "./keys/StoredKeys.js"
 import { readConfig } from "./config.js"
-import { lifecycleLogger, processLogger } from "./logger.js"
+import { memoryBucketStore } from "./limits/memory-buckets.js"
+import { redisBucketStore } from "./limits/redis-buckets.js"
+import { describeCause, lifecycleLogger, processLogger } from "./logger.js"
 import { effectLogsTo } from "./observability/effect-logs.js"
+import { metricsExposition } from "./observability/metrics-exposition.js"
+import { serveMetrics } from "./observability/metrics-listener.js"
 import { createMetrics } from "./observability/metrics.js"
 import { apiServers } from "./openapi/servers.js"
 import { createAppServer, defaultConnectionLimits, listen } from "./server.js"
@@ -17,6 +21,14 @@ import { shutdown } from "./shutdown.js"
 const shutdownGraceMs = 10_000
 /** How long closing the storage may take after that, before the process exits anyway. */
 const disposeDeadlineMs = 5_000
+/** A `PETSTORE_API_KEYS` key shorter than this is warned about: it may be guessed. */
+const guessableKeyLength = 32
+/** How long start-up waits for `PETSTORE_REDIS_URL` to connect before serving without it. */
+const redisConnectWaitMs = 2_000
+/** How long the log lines still waiting may take to leave at exit: a stalled reader gets no more. */
+const logFlushDeadlineMs = 1_000
+/** How long one rendering of `GET /metrics` is served again (see `metricsExposition`). */
+const metricsReuseMs = 1_000
 
 const fail = (message: string): never => {
   process.stderr.write(`petstore: ${message}\n`)
@@ -52,9 +64,10 @@ const main = async () => {
       ? config.apiKeys
       : [generatedKey()]
 
-  const logger = processLogger(config.logLevel)
-  const lifecycle = lifecycleLogger(logger)
   const metrics = config.metrics ? createMetrics() : undefined
+  const logging = processLogger(config.logLevel, (stream) => metrics?.recordLogLineDropped(stream))
+  const logger = logging.logger
+  const lifecycle = lifecycleLogger(logger)
   const runtime = ManagedRuntime.make(
     storageLayer(config.storage, {
       idempotencyTtl: config.idempotencyTtl,
@@ -76,6 +89,32 @@ const main = async () => {
     }
   }
   const storedKeys = await runtime.runPromise(StoredKeys.StoredKeys)
+  config.apiKeys.forEach((key, index) => {
+    if (key.length >= guessableKeyLength) return
+    logger.warn(
+      { keyId: `env:${index + 1}`, length: key.length },
+      `PETSTORE_API_KEYS key ${index + 1} is short enough to guess: use it for development only`,
+    )
+  })
+  const sharedLimits = Option.getOrUndefined(
+    Option.map(config.redisUrl, (url) =>
+      redisBucketStore({
+        url,
+        fallback: memoryBucketStore(),
+        onOutage: (cause) => {
+          metrics?.recordLimitStoreOutage()
+          logger.warn(
+            { cause: describeCause(cause) },
+            "Redis is not answering: each process keeps its own limits until it does",
+          )
+        },
+        onRecovery: () => logger.info("Redis answers again: the limits are shared again"),
+        onFallback: () => metrics?.recordLimitDecidedLocally(),
+      }),
+    ),
+  )
+  // The first requests find the limits shared; a Redis that is not there yet is not waited for.
+  await sharedLimits?.connected(redisConnectWaitMs)
 
   const app = createApp({
     runtime,
@@ -84,31 +123,64 @@ const main = async () => {
     basePath: config.basePath,
     logger,
     metrics: metrics ?? false,
+    metricsRoute: Option.isNone(config.metricsPort),
+    metricsReuseMs,
     servers: apiServers(config),
     limits: {
       perKey: Option.getOrUndefined(config.rateLimit),
       failedAuthPerAddress: Option.getOrUndefined(config.authFailureLimit),
-      trustProxy: config.trustProxy,
+      trustedProxies: config.trustedProxies,
+      store: sharedLimits?.store,
     },
     ...Option.match(config.corsOrigins, {
       onNone: () => ({}),
       onSome: (corsOrigins) => ({ corsOrigins }),
     }),
   })
-  const server = createAppServer(app.callback(), {
-    ...defaultConnectionLimits,
-    maxConnections: config.maxConnections,
-  })
+  const server = createAppServer(
+    app.callback(),
+    {
+      ...defaultConnectionLimits,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerAddress: Option.getOrUndefined(config.maxConnectionsPerAddress),
+    },
+    {
+      logger,
+      // A named proxy's connections are its clients': they are not one address's.
+      isTrustedProxy: (peer) => config.trustedProxies(peer, 0),
+      ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
+    },
+  )
   const port = await listen(server, config.port, config.host).catch((error: unknown) =>
     fail(
       `cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
     ),
   )
-  const origin = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`
+  const metricsPort = Option.getOrUndefined(config.metricsPort)
+  const metricsServer =
+    metrics === undefined || metricsPort === undefined
+      ? undefined
+      : await serveMetrics(
+          metricsExposition(metrics.registry, { reuseMs: metricsReuseMs }),
+          metricsPort,
+          config.host,
+        ).catch((error: unknown) =>
+          fail(
+            `cannot listen on ${config.host}:${metricsPort} for metrics: ${describeCause(error)}`,
+          ),
+        )
+  const originAt = (port: number) =>
+    `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`
+  const origin = originAt(port)
   lifecycle.info(
     {
       url: `${origin}${config.basePath}`,
       docs: `${origin}/docs`,
+      ...(metrics === undefined
+        ? {}
+        : {
+            metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
+          }),
       storage: describeStorageChoice(config.storage),
       apiKeys: apiKeys.length,
     },
@@ -125,12 +197,15 @@ const main = async () => {
     lifecycle.info({ signal }, "shutting down")
     void shutdown({
       server,
+      metricsServer: metricsServer?.server,
       runtime,
       logger,
       graceMs: shutdownGraceMs,
       disposeMs: disposeDeadlineMs,
-    }).then((code) => {
+    }).then(async (code) => {
+      void sharedLimits?.close()
       if (code === 0) lifecycle.info("stopped")
+      await logging.flush(logFlushDeadlineMs)
       process.exit(code)
     })
   }

@@ -8,7 +8,23 @@ import {
 } from "node:http"
 import type { Duplex } from "node:stream"
 import { apiError, errorBodyText, type ApiError } from "./api-error.js"
-import { closeAfterPendingAnswer, endAndCut, trackPendingAnswers } from "./connection-closing.js"
+import {
+  AppServerResponse,
+  boundUnwantedBodies,
+  closeAfterAnswer,
+  closeAfterPendingAnswer,
+  endAndCut,
+  runNothingAfterLastAnswer,
+  trackPendingAnswers,
+} from "./connection-closing.js"
+import { limitConnectionsPerAddress, reportDroppedConnections } from "./connection-limits.js"
+import {
+  peerAddress,
+  refusalReporter,
+  type EdgeObservers,
+  type EdgeRefusal,
+  type EdgeRefusalReason,
+} from "./edge-refusals.js"
 import { newRequestId, requestIdFor, requestIdHeader } from "./observability/request-id.js"
 
 /** How long a client may take, and how many may be connected at once. */
@@ -21,6 +37,11 @@ export interface ConnectionLimits {
   readonly keepAliveTimeoutMs: number
   /** Connections open at once; more are refused at accept. */
   readonly maxConnections: number
+  /**
+   * Connections open at once from one address (an IPv6 address counts by its /64), trusted
+   * proxies aside; more are refused at accept. No bound when undefined.
+   */
+  readonly maxConnectionsPerAddress?: number | undefined
 }
 
 export const defaultConnectionLimits: ConnectionLimits = {
@@ -28,57 +49,96 @@ export const defaultConnectionLimits: ConnectionLimits = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 10_000,
+  maxConnectionsPerAddress: 512,
 }
 
 /** Node checks the timeouts above this often; its default (30 s) would let them overrun by as much. */
 const timeoutCheckIntervalMs = 1_000
 
+type Report = (refusal: EdgeRefusal) => void
+
 // The request could not be read, so its own X-Request-Id is not known: the reply names a new one.
-const rawReply = (error: ApiError) => {
+const rawReply = (error: ApiError, requestId: string) => {
   const body = errorBodyText(error)
   return (
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? error.code}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
     `X-Content-Type-Options: nosniff\r\n` +
-    `${requestIdHeader}: ${newRequestId()}\r\n` +
+    `${requestIdHeader}: ${requestId}\r\n` +
     `Connection: close\r\n\r\n${body}`
   )
 }
 
-/** Node's own answer to a request it could not parse is plain text; make it the Error body. */
-const answerClientError = (error: Error & { code?: string }, socket: Duplex) => {
-  if (!socket.writable) return socket.destroy()
+/** Refuses over the raw socket, before or without a request: logged, counted, then answered. */
+const refuseRaw = (
+  report: Report,
+  socket: Duplex,
+  reason: EdgeRefusalReason,
+  error: ApiError,
+): void => {
+  const requestId = newRequestId()
+  report({ reason, status: error.status, address: peerAddress(socket), requestId })
   if (closeAfterPendingAnswer(socket)) return
-  const reply =
-    error.code === "HPE_HEADER_OVERFLOW"
-      ? apiError("headers_too_large", "the request headers are too large")
-      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? apiError("request_timeout", "the request took too long to arrive")
-        : apiError("bad_request", "the request is not valid HTTP")
-  endAndCut(socket, rawReply(reply))
+  endAndCut(socket, rawReply(error, requestId))
 }
 
-const respond = (response: ServerResponse, error: ApiError) => {
+/** What Node's parser error codes are refused as; any other is `bad_request`. */
+const clientErrors: Readonly<Record<string, readonly [EdgeRefusalReason, ApiError]>> = {
+  HPE_HEADER_OVERFLOW: [
+    "headers_too_large",
+    apiError("headers_too_large", "the request headers are too large"),
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [
+    "request_timeout",
+    apiError("request_timeout", "the request took too long to arrive"),
+  ],
+}
+const notHttp = ["bad_request", apiError("bad_request", "the request is not valid HTTP")] as const
+
+/** Node's own answer to a request it could not parse is plain text; make it the Error body. */
+const answerClientError =
+  (report: Report) =>
+  (error: Error & { code?: string }, socket: Duplex): void => {
+    // The client has gone (a reset, say): nobody to answer, nothing refused.
+    if (!socket.writable) return void socket.destroy()
+    const [reason, reply] = clientErrors[error.code ?? ""] ?? notHttp
+    refuseRaw(report, socket, reason, reply)
+  }
+
+/** Answers a request the app never sees with the Error body, and closes the connection. */
+const refuse = (
+  report: Report,
+  response: ServerResponse,
+  reason: EdgeRefusalReason,
+  error: ApiError,
+): void => {
+  const requestId = requestIdFor(response.req.headers["x-request-id"])
+  report({ reason, status: error.status, address: peerAddress(response.req.socket), requestId })
   const body = errorBodyText(error)
+  closeAfterAnswer(response)
   response.writeHead(error.status, {
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(body),
     "X-Content-Type-Options": "nosniff",
-    [requestIdHeader]: requestIdFor(response.req.headers["x-request-id"]),
+    [requestIdHeader]: requestId,
     Connection: "close",
   })
   response.end(body)
 }
 
 /** An `Expect` other than `100-continue`, which Node would refuse itself with an empty 417. */
-const answerExpectation = (request: IncomingMessage, response: ServerResponse) =>
-  respond(
-    response,
-    apiError(
+const answerExpectation =
+  (report: Report) =>
+  (request: IncomingMessage, response: ServerResponse): void =>
+    refuse(
+      report,
+      response,
       "expectation_failed",
-      `Expect: ${request.headers.expect ?? ""} is not supported; only 100-continue is`,
-    ),
-  )
+      apiError(
+        "expectation_failed",
+        `Expect: ${request.headers.expect ?? ""} is not supported; only 100-continue is`,
+      ),
+    )
 
 /**
  * `CONNECT` asks for a tunnel: Node hands the socket to a listener or, without one, drops it
@@ -86,49 +146,103 @@ const answerExpectation = (request: IncomingMessage, response: ServerResponse) =
  * `closeAllConnections` skips it): errors are handled here, and what the client still sends is
  * read and dropped so that its close is seen.
  */
-const refuseTunnel = (_request: IncomingMessage, socket: Duplex) => {
-  socket.on("error", () => socket.destroy())
-  socket.resume()
-  if (closeAfterPendingAnswer(socket)) return
-  endAndCut(
-    socket,
-    rawReply(apiError("bad_request", "CONNECT is not supported: this is not a proxy")),
-  )
+const refuseTunnel =
+  (report: Report) =>
+  (_request: IncomingMessage, socket: Duplex): void => {
+    socket.on("error", () => socket.destroy())
+    socket.resume()
+    refuseRaw(
+      report,
+      socket,
+      "tunnel",
+      apiError("bad_request", "CONNECT is not supported: this is not a proxy"),
+    )
+  }
+
+/** How many `Host` lines the head has: Node keeps the first and drops the others unseen. */
+const hostLines = (request: IncomingMessage): number => {
+  let count = 0
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    const name = request.rawHeaders[index] ?? ""
+    if (name.length === 4 && name.toLowerCase() === "host") count++
+  }
+  return count
 }
 
-/** HTTP/1.1 requires `Host` (RFC 9112 §3.2); Node would refuse its absence with an empty 400. */
-const requireHost =
-  (handler: RequestListener): RequestListener =>
+/**
+ * Why a request's head cannot be acted on (RFC 9112), if it cannot. A proxy in front may have
+ * read such a head otherwise (another body, another host), so what follows it on the connection
+ * is not read: the answer closes the connection. Node would accept the first two and refuse the
+ * third with an empty 400.
+ */
+const headFault = (
+  request: IncomingMessage,
+): readonly [EdgeRefusalReason, ApiError] | undefined => {
+  // §6.1: HTTP/1.0 has no chunked coding; such a body may end, for a proxy, where it did not here.
+  if (request.httpVersion === "1.0" && request.headers["transfer-encoding"] !== undefined) {
+    return [
+      "framing",
+      apiError(
+        "bad_request",
+        "Transfer-Encoding is not allowed in an HTTP/1.0 request: send Content-Length",
+      ),
+    ]
+  }
+  const hosts = hostLines(request)
+  // §3.2: never more than one; in HTTP/1.1, exactly one.
+  if (hosts > 1) return ["host_header", apiError("bad_request", "send one Host header")]
+  if (hosts === 0 && request.httpVersion === "1.1") {
+    return ["host_header", apiError("bad_request", "the Host header is required")]
+  }
+  return undefined
+}
+
+const refuseFaultyHeads =
+  (report: Report, handler: RequestListener): RequestListener =>
   (request, response) => {
-    if (request.httpVersion === "1.1" && request.headers.host === undefined) {
-      return respond(response, apiError("bad_request", "the Host header is required"))
-    }
-    handler(request, response)
+    const fault = headFault(request)
+    if (fault === undefined) return handler(request, response)
+    refuse(report, response, ...fault)
   }
 
 /**
  * An HTTP server for `app.callback()` that answers every request with the Error body, also
  * those Node would answer itself (malformed, oversized, too slow, a missing `Host`, an `Expect`
- * it cannot meet), and that does not let slow clients hold it.
+ * it cannot meet), refuses heads a proxy could read otherwise, and does not let slow clients,
+ * one address's many connections or an unwanted body hold it. Each refusal the app never sees is
+ * logged and counted through `observers`.
  */
 export const createAppServer = (
   handler: RequestListener,
   limits: ConnectionLimits = defaultConnectionLimits,
+  observers: EdgeObservers = {},
 ): Server => {
+  const report = refusalReporter(observers)
   const server = createServer(
     {
+      ServerResponse: AppServerResponse,
       requireHostHeader: false,
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: timeoutCheckIntervalMs,
     },
-    trackPendingAnswers(requireHost(handler)),
+    runNothingAfterLastAnswer(
+      trackPendingAnswers(boundUnwantedBodies(refuseFaultyHeads(report, handler))),
+    ),
   )
   server.maxConnections = limits.maxConnections
-  server.on("clientError", answerClientError)
-  server.on("checkExpectation", answerExpectation)
-  server.on("connect", refuseTunnel)
+  reportDroppedConnections(server, report)
+  if (limits.maxConnectionsPerAddress !== undefined) {
+    limitConnectionsPerAddress(server, {
+      max: limits.maxConnectionsPerAddress,
+      isExempt: observers.isTrustedProxy ?? (() => false),
+      onRefusal: report,
+    })
+  }
+  server.on("clientError", answerClientError(report))
+  server.on("checkExpectation", answerExpectation(report))
+  server.on("connect", refuseTunnel(report))
   return server
 }
 

@@ -4,6 +4,8 @@ import { closeGracefully } from "./server.js"
 
 export interface ShutdownOptions {
   readonly server: Server
+  /** The metrics port's server, when there is one: closed with `server`, within the same grace. */
+  readonly metricsServer?: Server | undefined
   /** What holds the storage; disposed once the requests in flight are done. */
   readonly runtime: { readonly dispose: () => Promise<void> }
   readonly logger: Logger
@@ -31,15 +33,22 @@ const settleWithin = (work: Promise<void>, ms: number): Promise<Outcome> => {
 }
 
 /**
- * Stops accepting connections, lets the requests in flight finish, then closes the storage, each
- * step within its deadline. Resolves with the exit code: 0, or 1 once a step fails or overruns,
- * logging which, so that a stuck step never keeps the process alive.
+ * Stops accepting connections (the API's and the metrics port's), lets the requests in flight
+ * finish, then closes the storage, each step within its deadline. Resolves with the exit code: 0,
+ * or 1 once a step fails or overruns, logging which, so that a stuck step never keeps the process
+ * alive.
  */
 export const shutdown = async (options: ShutdownOptions): Promise<number> => {
   const steps = [
     {
       unfinished: "the requests in flight",
-      run: () => closeGracefully(options.server, options.graceMs),
+      run: async () => {
+        await Promise.all(
+          [options.server, options.metricsServer].flatMap((server) =>
+            server === undefined ? [] : [closeGracefully(server, options.graceMs)],
+          ),
+        )
+      },
       ms: options.graceMs + connectionCutMs,
     },
     {

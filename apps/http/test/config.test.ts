@@ -138,7 +138,8 @@ describe("readConfig: abuse limits, CORS and connections", () => {
     const config = configOf({})
     assert.deepEqual(config.rateLimit, Option.some({ capacity: 1000, windowSeconds: 1 }))
     assert.deepEqual(config.authFailureLimit, Option.some({ capacity: 20, windowSeconds: 60 }))
-    assert.equal(config.trustProxy, false)
+    assert.equal(config.trustedProxies("127.0.0.1", 0), false)
+    assert.ok(Option.isNone(config.redisUrl))
     assert.ok(Option.isNone(config.corsOrigins))
     assert.equal(config.maxConnections, 10_000)
   })
@@ -172,10 +173,30 @@ describe("readConfig: abuse limits, CORS and connections", () => {
     }
   })
 
-  it("reads PETSTORE_TRUST_PROXY as true or false", () => {
-    assert.equal(configOf({ PETSTORE_TRUST_PROXY: "true" }).trustProxy, true)
-    assert.equal(configOf({ PETSTORE_TRUST_PROXY: "false" }).trustProxy, false)
-    assert.match(problemsOf({ PETSTORE_TRUST_PROXY: "yes" }), /PETSTORE_TRUST_PROXY/)
+  it("reads PETSTORE_TRUST_PROXY as the proxies' addresses and ranges, true or false", () => {
+    const named = configOf({ PETSTORE_TRUST_PROXY: "10.0.0.7, 192.168.0.0/16,loopback" })
+    for (const address of ["10.0.0.7", "192.168.44.1", "127.0.0.1", "::1", "::ffff:10.0.0.7"]) {
+      assert.equal(named.trustedProxies(address, 0), true, address)
+    }
+    for (const address of ["10.0.0.8", "192.169.0.1", "203.0.113.9"]) {
+      assert.equal(named.trustedProxies(address, 0), false, address)
+    }
+    const anyPeer = configOf({ PETSTORE_TRUST_PROXY: "true" }).trustedProxies
+    assert.deepEqual([anyPeer("203.0.113.9", 0), anyPeer("203.0.113.9", 1)], [true, false])
+    const none = configOf({ PETSTORE_TRUST_PROXY: "false" }).trustedProxies
+    assert.equal(none("127.0.0.1", 0), false)
+    for (const text of ["yes", "10.0.0.300", "10.0.0.0/33", "proxy.example.com", "10.0.0.1:80"]) {
+      assert.match(problemsOf({ PETSTORE_TRUST_PROXY: text }), /PETSTORE_TRUST_PROXY/, text)
+    }
+  })
+
+  it("reads PETSTORE_REDIS_URL as a redis:// or rediss:// URL", () => {
+    const url = "redis://127.0.0.1:6379/2"
+    assert.deepEqual(configOf({ PETSTORE_REDIS_URL: url }).redisUrl, Option.some(url))
+    assert.ok(Option.isSome(configOf({ PETSTORE_REDIS_URL: "rediss://cache:6380" }).redisUrl))
+    for (const text of ["127.0.0.1:6379", "http://127.0.0.1:6379", "redis://"]) {
+      assert.match(problemsOf({ PETSTORE_REDIS_URL: text }), /PETSTORE_REDIS_URL/, text)
+    }
   })
 
   it("reads PETSTORE_CORS_ORIGINS as exact origins or *", () => {
@@ -195,6 +216,21 @@ describe("readConfig: abuse limits, CORS and connections", () => {
     ]) {
       assert.match(problemsOf({ PETSTORE_CORS_ORIGINS: text }), /PETSTORE_CORS_ORIGINS/, text)
     }
+  })
+
+  it("refuses wildcard patterns in PETSTORE_CORS_ORIGINS at start, naming the variable", () => {
+    for (const text of [
+      "https://*.example.com",
+      "*.example.com",
+      "https://app.*.com",
+      "https://app.example.com, https://*.example.com",
+    ]) {
+      const problems = problemsOf({ PETSTORE_CORS_ORIGINS: text })
+      assert.match(problems, /^PETSTORE_CORS_ORIGINS: /, text)
+      assert.match(problems, /wildcards and patterns are not supported/, text)
+      assert.match(problems, /list each origin/, text)
+    }
+    assert.deepEqual(configOf({ PETSTORE_CORS_ORIGINS: " * " }).corsOrigins, Option.some("*"))
   })
 
   it("reads PETSTORE_MAX_CONNECTIONS as a positive integer", () => {

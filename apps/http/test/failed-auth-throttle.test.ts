@@ -2,8 +2,14 @@ import assert from "node:assert/strict"
 import { IncomingMessage } from "node:http"
 import { Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
-import { clientAddress } from "../src/client-address.js"
-import type { RefusalScope } from "../src/middleware/rate-limit.js"
+import {
+  anyPeerIsProxy,
+  clientAddress,
+  noTrustedProxy,
+  trustedProxies,
+} from "../src/client-address.js"
+import { generateApiKey } from "../src/keys/api-key-format.js"
+import type { RefusalScope } from "../src/limits/rate.js"
 import { apiKey } from "./harness.js"
 import {
   assertErrorAnswer,
@@ -16,16 +22,22 @@ import {
 /** 3 failures a minute: a token back every 20 s. */
 const budget = { capacity: 3, windowSeconds: 60 }
 
-const badKey = (options: SendOptions = {}): SendOptions => ({
+const withToken = (token: string, options: SendOptions = {}): SendOptions => ({
   ...options,
-  headers: { ...options.headers, Authorization: "Bearer wrong-key" },
+  headers: { ...options.headers, Authorization: `Bearer ${token}` },
 })
-const goodKey = (options: SendOptions = {}): SendOptions => ({
-  ...options,
-  headers: { ...options.headers, Authorization: `Bearer ${apiKey}` },
-})
+const badKey = (options: SendOptions = {}) => withToken("wrong-key", options)
+const goodKey = (options: SendOptions = {}) => withToken(apiKey, options)
 
-describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/min)", () => {
+/** Wrong keys of every kind a client sends: garbage, near misses, and well-formed stored keys. */
+const wrongTokens = (count: number): ReadonlyArray<string> =>
+  Array.from(
+    { length: count },
+    (_, i) =>
+      [`garbage-${i}`, `${apiKey}${i}`, generateApiKey(), `pst_${"x".repeat(i % 60)}`][i % 4] ?? "",
+  )
+
+describe("wrong keys per client address (PETSTORE_AUTH_FAILURE_LIMIT=3/min)", () => {
   const clock = manualClock()
   const refusals: Array<RefusalScope> = []
   let server: LimitedServer
@@ -40,22 +52,47 @@ describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/
   })
   after(() => server.close())
 
-  it("answers the first failures 401, then 429 with Retry-After even to a valid key", async () => {
+  it("answers the first wrong keys 401, then 429 with Retry-After — and a valid key still 200", async () => {
     const from = "127.0.0.2"
     for (let i = 0; i < 3; i++) {
-      const answer = await server.send("/v1/pets", badKey({ from }))
-      assertErrorAnswer(answer, 401, "unauthorized")
+      assertErrorAnswer(await server.send("/v1/pets", badKey({ from })), 401, "unauthorized")
     }
     const throttled = await server.send("/v1/pets", badKey({ from }))
     assertErrorAnswer(throttled, 429, "rate_limited")
     assert.equal(throttled.headers["retry-after"], "20")
     assert.equal(throttled.headers["www-authenticate"], undefined)
-    // The key is not even checked: a right guess gets the same answer as a wrong one.
-    const guessedRight = await server.send("/v1/pets", goodKey({ from }))
-    assertErrorAnswer(guessedRight, 429, "rate_limited")
-    // Unknown paths are behind the key check too.
-    assertErrorAnswer(await server.send("/v1/nowhere", { from }), 429, "rate_limited")
-    assert.deepEqual(refusals, ["address", "address", "address"])
+    // Others' failures, or its own, never refuse a valid key.
+    assert.equal((await server.send("/v1/pets", goodKey({ from }))).status, 200)
+    // Unknown paths are behind the same check.
+    assertErrorAnswer(await server.send("/v1/nowhere", badKey({ from })), 429, "rate_limited")
+    assert.equal((await server.send("/v1/nowhere", goodKey({ from }))).status, 404)
+    assert.deepEqual(refusals, ["address", "address"])
+  })
+
+  it("serves 30 valid requests after 60 wrong keys of every kind from the same address", async () => {
+    const from = "127.0.0.20"
+    const wrong = await Promise.all(
+      wrongTokens(60).map((token) => server.send("/v1/pets", withToken(token, { from }))),
+    )
+    assert.deepEqual(
+      [...new Set(wrong.map((answer) => answer.status))].sort(),
+      [401, 429],
+      "the wrong keys are refused, past the budget with 429",
+    )
+    for (let i = 0; i < 30; i++) {
+      const answer = await server.send("/v1/pets", goodKey({ from }))
+      assert.equal(answer.status, 200, `valid request ${i + 1}: ${answer.body}`)
+    }
+  })
+
+  it("serves every valid request interleaved with wrong ones", async () => {
+    const from = "127.0.0.21"
+    for (const [i, token] of wrongTokens(40).entries()) {
+      const wrong = await server.send("/v1/pets", withToken(token, { from }))
+      assert.equal(wrong.status, i < 3 ? 401 : 429, `wrong key ${i + 1}`)
+      const valid = await server.send("/v1/pets", goodKey({ from }))
+      assert.equal(valid.status, 200, `valid request ${i + 1}: ${valid.body}`)
+    }
   })
 
   it("leaves other addresses alone", async () => {
@@ -68,11 +105,10 @@ describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/
   it("gives one failure back per 20 s", async () => {
     const from = "127.0.0.5"
     for (let i = 0; i < 3; i++) await server.send("/v1/pets", badKey({ from }))
-    assert.equal((await server.send("/v1/pets", goodKey({ from }))).status, 429)
+    assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 429)
     clock.advance(20_000)
-    assert.equal((await server.send("/v1/pets", goodKey({ from }))).status, 200)
     assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 401)
-    assert.equal((await server.send("/v1/pets", goodKey({ from }))).status, 429)
+    assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 429)
   })
 
   it("does not count requests that sent no credentials at all", async () => {
@@ -80,7 +116,7 @@ describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/
     for (let i = 0; i < 10; i++) {
       assertErrorAnswer(await server.send("/v1/pets", { from }), 401, "unauthorized")
     }
-    assert.equal((await server.send("/v1/pets", goodKey({ from }))).status, 200)
+    assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 401)
   })
 
   it("counts only failures: successful requests spend nothing", async () => {
@@ -91,7 +127,7 @@ describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/
     }
   })
 
-  it("does not believe X-Forwarded-For when the proxy is not trusted", async () => {
+  it("does not believe X-Forwarded-For when no proxy is trusted", async () => {
     const from = "127.0.0.7"
     for (let i = 0; i < 6; i++) {
       const spoofed = { "X-Forwarded-For": `203.0.113.${i}, 198.51.100.${i}` }
@@ -101,20 +137,24 @@ describe("failed-auth throttle by socket address (PETSTORE_AUTH_FAILURE_LIMIT=3/
   })
 })
 
-describe("failed-auth throttle behind a trusted proxy (PETSTORE_TRUST_PROXY=true)", () => {
+describe("X-Forwarded-For from the proxies the operator names (PETSTORE_TRUST_PROXY=127.0.0.1)", () => {
   const clock = manualClock()
   let server: LimitedServer
   before(async () => {
     server = await startLimitedServer({
-      limits: { failedAuthPerAddress: budget, trustProxy: true, clock: clock.now },
+      limits: {
+        failedAuthPerAddress: budget,
+        trustedProxies: trustedProxies(["127.0.0.1"]),
+        clock: clock.now,
+      },
     })
   })
   after(() => server.close())
 
-  const failFrom = (forwardedFor: string | ReadonlyArray<string>) =>
-    server.send("/v1/pets", badKey({ headers: { "X-Forwarded-For": forwardedFor } }))
+  const failFrom = (forwardedFor: string | ReadonlyArray<string>, from = "127.0.0.1") =>
+    server.send("/v1/pets", badKey({ from, headers: { "X-Forwarded-For": forwardedFor } }))
 
-  it("counts the right-most X-Forwarded-For entry, whatever the client wrote to its left", async () => {
+  it("counts the right-most entry the proxy appended, whatever the client wrote to its left", async () => {
     for (let i = 0; i < 3; i++) assert.equal((await failFrom(`10.9.9.${i}, 192.0.2.1`)).status, 401)
     assert.equal((await failFrom("192.0.2.1")).status, 429)
     assert.equal((await failFrom("spoofed, 10.1.1.1 ,192.0.2.1")).status, 429)
@@ -128,17 +168,39 @@ describe("failed-auth throttle behind a trusted proxy (PETSTORE_TRUST_PROXY=true
     assert.equal((await failFrom(["192.0.2.11", "192.0.2.10"])).status, 401)
   })
 
-  it("falls back to the socket's address when the right-most entry is not an address", async () => {
-    // Garbage cannot buy a fresh budget per request: it all counts as the proxy's address.
-    for (let i = 0; i < 3; i++) assert.equal((await failFrom(`garbage-${i}`)).status, 401)
-    for (const garbage of ["garbage-9", "", "192.0.2.1, ", "1.2.3.4:80", "[::1]", "999.1.1.1"]) {
-      assert.equal((await failFrom(garbage)).status, 429, JSON.stringify(garbage))
+  it("ignores the header from a peer that is not a named proxy: rotating it buys nothing", async () => {
+    const from = "127.0.0.30"
+    const answers = []
+    for (let i = 0; i < 100; i++) answers.push((await failFrom(`198.51.100.${i}`, from)).status)
+    assert.deepEqual(answers.slice(0, 3), [401, 401, 401])
+    assert.ok(answers.slice(3).every((status) => status === 429))
+  })
+
+  it("lets no client lock out another by spoofing its address", async () => {
+    const victim = "127.0.0.31"
+    for (let i = 0; i < 20; i++) await failFrom(victim, "127.0.0.32")
+    assert.equal((await server.send("/v1/pets", badKey({ from: victim }))).status, 401)
+  })
+
+  it("spells one address one way: ports, brackets, IPv4-mapped IPv6 and zone ids", async () => {
+    for (const spelling of ["192.0.2.50:8080", "::ffff:192.0.2.50", "[::ffff:c000:232]:443"]) {
+      assert.equal((await failFrom(spelling)).status, 401, spelling)
     }
-    assert.equal(
-      (await server.send("/v1/pets", badKey({ from: "127.0.0.8" }))).status,
-      401,
-      "another socket address is another client",
-    )
+    assert.equal((await failFrom("192.0.2.50")).status, 429)
+    for (const spelling of ["fe80::1%eth0", "[fe80::2]", "fe80::3%eth1"]) {
+      assert.equal((await failFrom(spelling)).status, 401, spelling)
+    }
+    assert.equal((await failFrom("fe80::4")).status, 429, "one /64 is one client")
+  })
+
+  it("takes an entry that is no address as its sender's claim, never as the proxy's address", async () => {
+    for (let i = 0; i < 4; i++) await failFrom("010.0.7.5")
+    assert.equal((await failFrom("010.0.7.5")).status, 429)
+    for (let i = 0; i < 4; i++) await failFrom("192.0.2.60, ")
+    assert.equal((await failFrom("192.0.2.60,")).status, 429)
+    // Neither claim spent the proxy's own budget: its other clients are untouched.
+    assert.equal((await failFrom("192.0.2.61")).status, 401)
+    assert.equal((await server.send("/v1/pets", badKey({ from: "127.0.0.1" }))).status, 401)
   })
 })
 
@@ -152,17 +214,24 @@ describe("clientAddress", () => {
   }
 
   it("spells one client one way: IPv4-mapped IPv6 as IPv4, IPv6 by its /64", () => {
-    const untrusted = { trustProxy: false }
-    assert.equal(clientAddress(requestFrom("::ffff:192.0.2.7"), untrusted), "192.0.2.7")
-    assert.equal(clientAddress(requestFrom("2001:db8:1:2:3:4:5:6"), untrusted), "2001:db8:1:2::/64")
-    assert.equal(clientAddress(requestFrom("2001:db8:1:2::9"), untrusted), "2001:db8:1:2::/64")
-    assert.equal(clientAddress(requestFrom("2001:DB8::1"), untrusted), "2001:db8:0:0::/64")
-    assert.equal(clientAddress(requestFrom("::1"), untrusted), "0:0:0:0::/64")
+    const address = (peer: string) => clientAddress(requestFrom(peer), noTrustedProxy)
+    assert.equal(address("::ffff:192.0.2.7"), "192.0.2.7")
+    assert.equal(address("::ffff:a00:605"), "10.0.6.5")
+    assert.equal(address("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64")
+    assert.equal(address("2001:db8:1:2::9"), "2001:db8:1:2::/64")
+    assert.equal(address("2001:DB8::1"), "2001:db8:0:0::/64")
+    assert.equal(address("fe80::1%eth0"), "fe80:0:0:0::/64")
+    assert.equal(address("::1"), "0:0:0:0::/64")
   })
 
-  it("reads X-Forwarded-For only when the proxy is trusted", () => {
-    const request = requestFrom("10.0.0.1", "198.51.100.1, 2001:db8:aa:bb::1")
-    assert.equal(clientAddress(request, { trustProxy: false }), "10.0.0.1")
-    assert.equal(clientAddress(request, { trustProxy: true }), "2001:db8:aa:bb::/64")
+  it("reads X-Forwarded-For only through trusted hops", () => {
+    const request = requestFrom("10.0.0.1", "198.51.100.1, 10.0.0.2, 2001:db8:aa:bb::1")
+    assert.equal(clientAddress(request, noTrustedProxy), "10.0.0.1")
+    assert.equal(clientAddress(request, anyPeerIsProxy), "2001:db8:aa:bb::/64")
+    assert.equal(clientAddress(request, trustedProxies(["10.0.0.0/8"])), "2001:db8:aa:bb::/64")
+    const twoHops = requestFrom("10.0.0.1", "198.51.100.1, 10.0.0.2")
+    assert.equal(clientAddress(twoHops, trustedProxies(["10.0.0.0/8"])), "198.51.100.1")
+    assert.equal(clientAddress(twoHops, trustedProxies(["10.0.0.1"])), "10.0.0.2")
+    assert.equal(clientAddress(twoHops, trustedProxies(["192.0.2.1"])), "10.0.0.1")
   })
 })

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
-import type { RefusalScope } from "../src/middleware/rate-limit.js"
+import type { RefusalScope } from "../src/limits/rate.js"
 import {
   assertErrorAnswer,
   manualClock,

@@ -90,4 +90,28 @@ describe("readBodyText", () => {
     await send(lengthHead(50), [Buffer.from('{"name":')], true)
     assert.deepEqual(await outcome, Either.left("cut_off"))
   })
+
+  it("refuses bytes that are not UTF-8 instead of replacing them with U+FFFD", async () => {
+    const notUtf8: ReadonlyArray<[string, ReadonlyArray<Buffer>]> = [
+      ["a stray 0xFF", [Buffer.from("61ff62", "hex")]],
+      ["a stray 0xFE", [Buffer.from("61fe62", "hex")]],
+      ["an overlong /", [Buffer.from("61c0af62", "hex")]],
+      ["a surrogate encoded as UTF-8", [Buffer.from("61eda08062", "hex")]],
+      ["a sequence cut short at the end", [Buffer.from("61e282", "hex")]],
+      ["0xFF in a piece of its own", [Buffer.from("61", "hex"), Buffer.from("ff", "hex")]],
+      [
+        "a lead byte and a bad follower in two pieces",
+        [Buffer.from("61e2", "hex"), Buffer.from("2862", "hex")],
+      ],
+      [
+        "an overlong form split between pieces",
+        [Buffer.from("61c0", "hex"), Buffer.from("af62", "hex")],
+      ],
+    ]
+    for (const [what, pieces] of notUtf8) {
+      const outcome = nextOutcome()
+      await send(lengthHead(pieces.reduce((sum, piece) => sum + piece.length, 0)), pieces)
+      assert.deepEqual(await outcome, Either.left("not_utf8"), what)
+    }
+  })
 })

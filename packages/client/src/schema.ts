@@ -239,7 +239,7 @@ export interface operations {
           }
         }
       }
-      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or a key that is not valid came from a client address past its budget of wrong keys, or while the server is checking as many unrecognised keys as it may. A valid key is never refused for other requests' failures. Retry after `Retry-After` seconds. */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -488,7 +488,7 @@ export interface operations {
           }
         }
       }
-      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or a key that is not valid came from a client address past its budget of wrong keys, or while the server is checking as many unrecognised keys as it may. A valid key is never refused for other requests' failures. Retry after `Retry-After` seconds. */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -702,7 +702,7 @@ export interface operations {
           }
         }
       }
-      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds. */
+      /** @description Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or a key that is not valid came from a client address past its budget of wrong keys, or while the server is checking as many unrecognised keys as it may. A valid key is never refused for other requests' failures. Retry after `Retry-After` seconds. */
       429: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]

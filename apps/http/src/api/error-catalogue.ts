@@ -107,7 +107,7 @@ export const errorCatalogue = {
   rate_limited: {
     status: 429,
     origin: "operation",
-    when: "Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or this client address failed to authenticate too often (the key is then not even checked). Retry after `Retry-After` seconds.",
+    when: "Too many requests: the API key has used up its rate limit (`RateLimit` shows what is left), or a key that is not valid came from a client address past its budget of wrong keys, or while the server is checking as many unrecognised keys as it may. A valid key is never refused for other requests' failures. Retry after `Retry-After` seconds.",
     headers: { "Retry-After": "RetryAfter" },
   },
   headers_too_large: {

@@ -1,17 +1,16 @@
 import { hash, timingSafeEqual } from "node:crypto"
-import type { Middleware, ParameterizedContext } from "koa"
+import type { ParameterizedContext } from "koa"
 import { apiError, respondWithError } from "../api-error.js"
-import { domainErrorResponse } from "../api/domain-errors.js"
 import { bearerTokenPattern } from "../config.js"
 import { looksLikeStoredKey } from "../keys/api-key-format.js"
-import type { StoredKeys } from "../keys/StoredKeys.js"
+import type { StoredKeyQuestion, StoredKeys } from "../keys/StoredKeys.js"
 
 /** Who made an authenticated request: the key they presented, by an id that is not the key. */
 export interface Principal {
   /**
-   * For a key of `PETSTORE_API_KEYS`, `env:` and the first 16 hex digits of the key's SHA-256;
-   * for a stored key, its id (`key_…`, as `npm run keys -- list` shows it). Stable across
-   * restarts and processes.
+   * For a key of `PETSTORE_API_KEYS`, `env:` and its position in that list (`env:1` is the
+   * first); for a stored key, its id (`key_…`, as `npm run keys -- list` shows it). Neither can
+   * be turned back into the key.
    */
   readonly keyId: string
 }
@@ -19,6 +18,18 @@ export interface Principal {
 export interface AuthState {
   principal?: Principal
 }
+
+/** What a request's `Authorization` header says, as far as it can be told without I/O. */
+export type Credentials =
+  /** No `Authorization` header: nothing was guessed. */
+  | { readonly kind: "missing" }
+  /** Present, but not one `Bearer <b64token>`. */
+  | { readonly kind: "malformed"; readonly reason: string }
+  | { readonly kind: "admitted"; readonly principal: Principal }
+  /** A well-formed token that is no key, known without asking the store. */
+  | { readonly kind: "wrong" }
+  /** A stored key's shape: only the store can say. */
+  | StoredKeyQuestion
 
 const realm = 'Bearer realm="petstore"'
 
@@ -28,14 +39,15 @@ const bearerCredentials = /^Bearer +(\S+) *$/i
 const digest = (text: string) => hash("sha256", text, "buffer")
 
 /**
- * Finds which key `presented` is. Every key is compared, each through a SHA-256 digest of equal
- * length, so the time taken says nothing about how much of a key was right or which one matched.
+ * Finds which of `keys` `presented` is. Every key is compared, each through a SHA-256 digest of
+ * equal length, so the time taken says nothing about how much of a key was right or which one
+ * matched. A key is named by its position, which no dictionary can turn back into it.
  */
 const keyMatcher = (keys: ReadonlyArray<string>) => {
-  const known = keys.map((key) => {
-    const keyDigest = digest(key)
-    return { digest: keyDigest, principal: { keyId: `env:${keyDigest.toString("hex", 0, 8)}` } }
-  })
+  const known = keys.map((key, index) => ({
+    digest: digest(key),
+    principal: { keyId: `env:${index + 1}` },
+  }))
   const compare = (presented: string): Principal | undefined => {
     const candidate = digest(presented)
     let match: Principal | undefined
@@ -68,63 +80,68 @@ const authorizationHeaderCount = (rawHeaders: ReadonlyArray<string>) => {
   return count
 }
 
-const refuseInvalidKey = (ctx: ParameterizedContext<AuthState>) => {
-  ctx.set("WWW-Authenticate", `${realm}, error="invalid_token"`)
-  respondWithError(ctx, apiError("unauthorized", "the API key is not valid"))
-}
+/** Reads a request's credentials; see `Credentials`. */
+export type CredentialsReader = (ctx: ParameterizedContext) => Credentials
 
 /**
- * Admits only requests bearing one of `keys` (any b64token; compared in constant time) or a key
- * of `storedKeys` (a `pst_` key, looked up by its hash) as `Authorization: Bearer <key>`; every
- * other request gets 401 and the `WWW-Authenticate` challenge, before any other part of the
- * request is looked at. When the store cannot say whether a key is stored, 503 with `Retry-After`.
+ * Accepts one of `keys` (any b64token; compared in constant time) or a key of `storedKeys` (a
+ * `pst_` key, known by its hash) as `Authorization: Bearer <key>`.
  */
-export const bearerAuth = (
+export const credentialsReader = (
   keys: ReadonlyArray<string>,
   storedKeys?: StoredKeys["Type"],
-): Middleware<AuthState> => {
+): CredentialsReader => {
   if (keys.length === 0 && storedKeys === undefined) {
-    throw new Error("bearerAuth needs at least one API key or a key store")
+    throw new Error("the key check needs at least one API key or a key store")
   }
   const matchKey = keyMatcher(keys)
-  return async (ctx, next) => {
+  return (ctx) => {
     // Node keeps the first of several Authorization headers; a proxy may keep the last. Two
     // credentials are refused rather than one of them chosen.
     if (authorizationHeaderCount(ctx.req.rawHeaders) > 1) {
-      ctx.set("WWW-Authenticate", realm)
-      respondWithError(ctx, apiError("unauthorized", "send one Authorization header, not several"))
-      return
+      return { kind: "malformed", reason: "send one Authorization header, not several" }
     }
     const header = ctx.get("Authorization")
+    if (header === "") return { kind: "missing" }
     const token = bearerCredentials.exec(header)?.[1]
     if (token === undefined || !bearerTokenPattern.test(token)) {
-      ctx.set("WWW-Authenticate", realm)
-      respondWithError(
-        ctx,
-        apiError(
-          "unauthorized",
-          header === ""
-            ? "an API key is required: send it as Authorization: Bearer <key>"
-            : "the Authorization header must have the form Bearer <key>",
-        ),
-      )
-      return
-    }
-    let principal = matchKey(token)
-    if (principal === undefined && storedKeys !== undefined && looksLikeStoredKey(token)) {
-      const verdict = await storedKeys.identify(token)
-      if (verdict.kind === "unavailable") {
-        const { error, headers } = domainErrorResponse(verdict.error)
-        ctx.set(headers)
-        respondWithError(ctx, error)
-        return
+      return {
+        kind: "malformed",
+        reason: "the Authorization header must have the form Bearer <key>",
       }
-      if (verdict.kind === "admitted") principal = { keyId: verdict.keyId }
     }
-    if (principal === undefined) return refuseInvalidKey(ctx)
-    ctx.state.principal = principal
-    // What a key reads is the key holder's: no cache on the way may keep it, errors included.
-    ctx.set("Cache-Control", "no-store")
-    await next()
+    const principal = matchKey(token)
+    if (principal !== undefined) return { kind: "admitted", principal }
+    if (storedKeys === undefined || !looksLikeStoredKey(token)) return { kind: "wrong" }
+    const checked = storedKeys.check(token)
+    switch (checked.kind) {
+      case "admitted":
+        return { kind: "admitted", principal: { keyId: checked.keyId } }
+      case "unknown":
+        return { kind: "wrong" }
+      case "ask":
+        return checked
+    }
+  }
+}
+
+/** 401 with the `WWW-Authenticate` challenge (RFC 6750 §3): no key, or a key that is not one. */
+export const refuseCredentials = (
+  ctx: ParameterizedContext,
+  credentials: Exclude<Credentials, { readonly kind: "admitted" | "ask" }>,
+): void => {
+  switch (credentials.kind) {
+    case "missing":
+      ctx.set("WWW-Authenticate", realm)
+      return respondWithError(
+        ctx,
+        apiError("unauthorized", "an API key is required: send it as Authorization: Bearer <key>"),
+      )
+    case "malformed":
+      ctx.set("WWW-Authenticate", realm)
+      return respondWithError(ctx, apiError("unauthorized", credentials.reason))
+    case "wrong":
+      ctx.set("WWW-Authenticate", `${realm}, error="invalid_token"`)
+      return respondWithError(ctx, apiError("unauthorized", "the API key is not valid"))
   }
 }

@@ -1,4 +1,5 @@
 import type { RouterMiddleware } from "@koa/router"
+import type { TrustedProxies } from "../client-address.js"
 import type { Logger } from "../logger.js"
 import { logAnswer } from "../observability/access-log.js"
 import type { MetricsRecorder } from "../observability/metrics.js"
@@ -13,10 +14,14 @@ import { answerThrown } from "./error-handler.js"
  * layer is an async frame and a promise per request (tools/bench/RESULTS.md).
  */
 export const requestEdge =
-  (logger: Logger, metrics: MetricsRecorder): RouterMiddleware<RequestState & AuthState> =>
+  (
+    logger: Logger,
+    metrics: MetricsRecorder,
+    trustedProxies: TrustedProxies,
+  ): RouterMiddleware<RequestState & AuthState> =>
   async (ctx, next) => {
     const started = performance.now()
-    nameRequest(ctx, logger)
+    nameRequest(ctx, logger, trustedProxies)
     // Every body is JSON (or the docs' own files): never let a browser guess another type.
     ctx.set("X-Content-Type-Options", "nosniff")
     try {

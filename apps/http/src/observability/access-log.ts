@@ -30,7 +30,7 @@ const milliseconds = (since: number) => Math.round((performance.now() - since) *
 
 /**
  * Once the final status is known: one `info` line per request (method, route template, status,
- * duration, request id, the key's id when one was admitted) and one observation of the request
+ * duration, request id, the key's id when one was admitted, the client address the limits count) and one observation of the request
  * duration histogram. Never the path as sent, a header or a key.
  */
 export const logAnswer = (
@@ -54,6 +54,7 @@ export const logAnswer = (
         status: ctx.status,
         durationMs,
         keyId: ctx.state.principal?.keyId,
+        address: ctx.state.clientAddress,
       },
       "request",
     )

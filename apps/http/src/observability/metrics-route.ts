@@ -1,12 +1,12 @@
 import type { ApiRouter } from "../api/api-router.js"
-import type { Metrics } from "./metrics.js"
+import type { MetricsExposition } from "./metrics-exposition.js"
 
 /** `GET /metrics`: the Prometheus text exposition, open to all like `/healthz`. */
-export const registerMetricsRoute = (router: ApiRouter, metrics: Metrics): void => {
+export const registerMetricsRoute = (router: ApiRouter, exposition: MetricsExposition): void => {
   router.get("/metrics", async (ctx) => {
-    const text = await metrics.registry.metrics()
+    const text = await exposition.render()
     ctx.set("Cache-Control", "no-store")
-    ctx.type = metrics.registry.contentType
+    ctx.type = exposition.contentType
     ctx.body = text
   })
 }

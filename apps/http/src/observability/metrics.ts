@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client"
-
-/** What refused a request for its rate: the API key's bucket, or the client address's failed logins. */
-export type RefusalScope = "key" | "address"
+import type { StdStream } from "../logger.js"
+import type { RefusalScope } from "../limits/rate.js"
+import type { EdgeRefusalReason } from "../edge-refusals.js"
 
 /**
  * What the service counts for Prometheus, in a registry of its own (never prom-client's global
@@ -18,8 +18,16 @@ export interface Metrics {
   readonly recordStorageError: (operation: string) => void
   /** A request refused with 429. */
   readonly recordRateLimitRefusal: (scope: RefusalScope) => void
+  /** A request or connection the server refused before the app saw it; no status when none was sent. */
+  readonly recordEdgeRefusal: (status: number | undefined, reason: EdgeRefusalReason) => void
+  /** Redis, sharing the limits, stopped answering. */
+  readonly recordLimitStoreOutage: () => void
+  /** A limit decided in this process because Redis could not answer. */
+  readonly recordLimitDecidedLocally: () => void
   /** How many creates one group commit took together. */
   readonly observeBatchSize: (size: number) => void
+  /** A log line dropped: its reader was too slow, or gone. */
+  readonly recordLogLineDropped: (stream: StdStream) => void
 }
 
 const durationBuckets = [
@@ -51,8 +59,24 @@ export const createMetrics = (options: MetricsOptions = {}): Metrics => {
   })
   const rateLimitRefusals = new Counter({
     name: "petstore_rate_limit_refusals_total",
-    help: "Requests refused with 429: scope key (an API key over its rate) or address (a client address failing authentication).",
+    help: "Requests refused with 429: scope key (an API key over its rate), address (a client address past its budget of wrong keys) or lookups (this process looking up as many unknown keys as it may).",
     labelNames: ["scope"] as const,
+    registers: [registry],
+  })
+  const edgeRefusals = new Counter({
+    name: "petstore_http_refusals_total",
+    help: "Requests and connections the server refused before the app saw them, by status (none: closed at accept) and reason.",
+    labelNames: ["status", "reason"] as const,
+    registers: [registry],
+  })
+  const limitStoreOutages = new Counter({
+    name: "petstore_rate_limit_store_outages_total",
+    help: "Times Redis, sharing the rate limits (PETSTORE_REDIS_URL), stopped answering.",
+    registers: [registry],
+  })
+  const limitsDecidedLocally = new Counter({
+    name: "petstore_rate_limit_local_decisions_total",
+    help: "Rate-limit decisions this process made alone because Redis did not answer in time.",
     registers: [registry],
   })
   const batchSize = new Histogram({
@@ -61,6 +85,15 @@ export const createMetrics = (options: MetricsOptions = {}): Metrics => {
     buckets: batchSizeBuckets,
     registers: [registry],
   })
+  const logLinesDropped = new Counter({
+    name: "petstore_log_lines_dropped_total",
+    help: "Log lines dropped because the reader of stdout or stderr fell behind or went away.",
+    labelNames: ["stream"] as const,
+    registers: [registry],
+  })
+  // Both series exist from the start, so that a rate over them needs no first drop.
+  logLinesDropped.inc({ stream: "stdout" }, 0)
+  logLinesDropped.inc({ stream: "stderr" }, 0)
   // Looking a labelled series up hashes its labels; the few series there are are looked up once.
   const durationSeries = new Map<string, Histogram.Internal<"operation" | "status">>()
   return {
@@ -76,7 +109,12 @@ export const createMetrics = (options: MetricsOptions = {}): Metrics => {
     },
     recordStorageError: (operation) => storageErrors.inc({ operation }),
     recordRateLimitRefusal: (scope) => rateLimitRefusals.inc({ scope }),
+    recordEdgeRefusal: (status, reason) =>
+      edgeRefusals.inc({ status: status === undefined ? "none" : String(status), reason }),
+    recordLimitStoreOutage: () => limitStoreOutages.inc(),
+    recordLimitDecidedLocally: () => limitsDecidedLocally.inc(),
     observeBatchSize: (size) => batchSize.observe(size),
+    recordLogLineDropped: (stream) => logLinesDropped.inc({ stream }),
   }
 }
 
@@ -88,5 +126,9 @@ export const discardMetrics: MetricsRecorder = {
   observeRequest: () => {},
   recordStorageError: () => {},
   recordRateLimitRefusal: () => {},
+  recordEdgeRefusal: () => {},
+  recordLimitStoreOutage: () => {},
+  recordLimitDecidedLocally: () => {},
   observeBatchSize: () => {},
+  recordLogLineDropped: () => {},
 }

@@ -1,4 +1,5 @@
 import type { ParameterizedContext } from "koa"
+import { clientAddress, type TrustedProxies } from "../client-address.js"
 import type { Logger } from "../logger.js"
 import type { AuthState, Principal } from "../middleware/auth.js"
 import { requestIdFor, requestIdHeader } from "./request-id.js"
@@ -9,22 +10,30 @@ export interface RequestState {
   readonly requestId: string
   /** The app's logger bound to `requestId`: every line about the request names it. */
   readonly log: Logger
+  /** The client's address as the limits count it (see `clientAddress`). */
+  readonly clientAddress: string
 }
 
 /**
- * A request's `ctx.state`. Its logger is made on first use: at `warn` most requests log nothing,
- * and binding a pino child serializes its fields at once.
+ * A request's `ctx.state`. Its logger and client address are made on first use: at `warn` most
+ * requests log nothing, and binding a pino child serializes its fields at once.
  */
 class RequestScope implements RequestState, AuthState {
   principal?: Principal
   #log: Logger | undefined
+  #clientAddress: string | undefined
   constructor(
     readonly requestId: string,
     private readonly logger: Logger,
+    private readonly addressOf: () => string,
   ) {}
   get log(): Logger {
     this.#log ??= this.logger.child({ requestId: this.requestId })
     return this.#log
+  }
+  get clientAddress(): string {
+    this.#clientAddress ??= this.addressOf()
+    return this.#clientAddress
   }
 }
 
@@ -35,8 +44,9 @@ class RequestScope implements RequestState, AuthState {
 export const nameRequest = (
   ctx: ParameterizedContext<RequestState & AuthState>,
   logger: Logger,
+  trustedProxies: TrustedProxies,
 ): void => {
   const requestId = requestIdFor(ctx.get(requestIdHeader))
-  ctx.state = new RequestScope(requestId, logger)
+  ctx.state = new RequestScope(requestId, logger, () => clientAddress(ctx.req, trustedProxies))
   ctx.set(requestIdHeader, requestId)
 }
