@@ -3,12 +3,7 @@ import { request } from "node:http"
 import { after, before, describe, it } from "node:test"
 import { Schema } from "effect"
 import { apiKey, PetBody, startServer, type TestServer } from "./harness.js"
-
-interface Answer {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  readonly body: string
-}
+import { answerOf, type Answer } from "./limits-harness.js"
 
 /**
  * POSTs a create whose body is these bytes exactly, each piece in its own write a few
@@ -32,17 +27,7 @@ const postBytes = (
           ...headers,
         },
       },
-      (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            body: Buffer.concat(chunks).toString("utf8"),
-          }),
-        )
-      },
+      (response) => resolve(answerOf(response)),
     )
     sent.on("error", reject)
     void (async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict"
-import { request as httpRequest, type IncomingHttpHeaders } from "node:http"
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http"
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime } from "effect"
 import { createApp, type AppOptions } from "../src/app.js"
@@ -46,6 +46,17 @@ export interface LimitedServer {
   readonly close: () => Promise<void>
 }
 
+/** The whole of a response, read to its end. */
+export const answerOf = async (response: IncomingMessage): Promise<Answer> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of response) chunks.push(Buffer.from(chunk))
+  return {
+    status: response.statusCode ?? 0,
+    headers: response.headers,
+    body: Buffer.concat(chunks).toString("utf8"),
+  }
+}
+
 /** A request to `origin` + `path` over a connection of its own, with nothing added. */
 export const sendTo = (origin: string, path: string, options: SendOptions = {}) =>
   new Promise<Answer>((resolve, reject) => {
@@ -59,17 +70,7 @@ export const sendTo = (origin: string, path: string, options: SendOptions = {}) 
         localAddress: options.from ?? "127.0.0.1",
         agent: false,
       },
-      (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            headers: response.headers,
-            body: Buffer.concat(chunks).toString("utf8"),
-          }),
-        )
-      },
+      (response) => resolve(answerOf(response)),
     )
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       outgoing.setHeader(name, typeof value === "string" ? value : [...value])
