@@ -3,7 +3,7 @@ import { apiError, respondWithError } from "../api-error.js"
 import { domainErrorResponse } from "../api/domain-errors.js"
 import type { StoredKeyVerdict } from "../keys/StoredKeys.js"
 import type { Buckets } from "../limits/Buckets.js"
-import type { Decision, Rate, RefusalScope } from "../limits/rate.js"
+import type { Rate, RefusalScope } from "../limits/rate.js"
 import {
   refuseCredentials,
   type AuthState,
@@ -53,15 +53,18 @@ const refuseWithRetry = (ctx: KeyContext, seconds: number, message: string) => {
  */
 export const requireKey = (options: RequireKeyOptions): Middleware<AuthState & AddressedState> => {
   const { perKey, failedAuthPerAddress: failures, onRefusal } = options
-  const policy = perKey && `${policyName};q=${perKey.rate.capacity};w=${perKey.rate.windowSeconds}`
+  const keyLimit = perKey && {
+    ...perKey,
+    policy: `${policyName};q=${perKey.rate.capacity};w=${perKey.rate.windowSeconds}`,
+  }
 
   const admit = async (ctx: KeyContext, principal: Principal, next: () => Promise<unknown>) => {
     ctx.state.principal = principal
     // What a key reads is the key holder's: no cache on the way may keep it, errors included.
     ctx.set("Cache-Control", "no-store")
-    if (perKey === undefined || policy === undefined) return next()
-    const decision = await perKey.buckets.take(principal.keyId)
-    ctx.set("RateLimit-Policy", policy)
+    if (keyLimit === undefined) return next()
+    const decision = await keyLimit.buckets.take(principal.keyId)
+    ctx.set("RateLimit-Policy", keyLimit.policy)
     // `t`: the seconds within which no more than `r` requests will be admitted, i.e. until the
     // next token; on a refusal it equals Retry-After, so the two never disagree.
     ctx.set("RateLimit", `${policyName};r=${decision.remaining};t=${decision.secondsToNextToken}`)
@@ -70,22 +73,22 @@ export const requireKey = (options: RequireKeyOptions): Middleware<AuthState & A
     refuseWithRetry(
       ctx,
       decision.secondsToNextToken,
-      `this API key has made more than ${perKey.rate.capacity} requests in ${perKey.rate.windowSeconds} s`,
+      `this API key has made more than ${keyLimit.rate.capacity} requests in ${keyLimit.rate.windowSeconds} s`,
     )
   }
 
-  /** Spends one of the address's failures; undefined while it has some left. */
-  const overBudget = async (ctx: KeyContext): Promise<Decision | undefined> => {
-    if (failures === undefined) return undefined
+  /** Spends one of the address's failures; past its budget, answers 429 and says so. */
+  const refusedOverBudget = async (ctx: KeyContext): Promise<boolean> => {
+    if (failures === undefined) return false
     const standing = await failures.buckets.take(ctx.state.clientAddress)
-    if (standing.allowed) return undefined
+    if (standing.allowed) return false
     onRefusal?.("address")
     refuseWithRetry(
       ctx,
       standing.secondsToNextToken,
       "too many failed authentications from this address",
     )
-    return standing
+    return true
   }
 
   const answerVerdict = async (
@@ -118,14 +121,14 @@ export const requireKey = (options: RequireKeyOptions): Middleware<AuthState & A
         return refuseCredentials(ctx, credentials)
       case "malformed":
       case "wrong":
-        if ((await overBudget(ctx)) === undefined) refuseCredentials(ctx, credentials)
+        if (!(await refusedOverBudget(ctx))) refuseCredentials(ctx, credentials)
         return
       case "ask": {
         // A key this process admitted before is checked for revocation, not guessed.
         if (credentials.admittedBefore) return answerVerdict(ctx, await credentials.lookUp(), next)
         // Spent before the look-up, so that an address past its budget costs the store nothing;
         // given back when the key turns out valid, or the store could not say.
-        if ((await overBudget(ctx)) !== undefined) return
+        if (await refusedOverBudget(ctx)) return
         const verdict = await credentials.lookUp()
         // Not waited for: in Redis it shares a round trip with the key's own rate limit.
         if (failures !== undefined && verdict.kind !== "unknown") {
