@@ -70,23 +70,23 @@ export interface ServiceBuild {
 const packages = [
   { dir: "packages/core", built: "dist/index.js" },
   { dir: "packages/storage", built: "dist/index.js" },
-  { dir: "apps/http", built: "dist/main.js" },
+  { dir: "apps/server", built: "dist/main.js" },
 ]
 
 /**
- * How to run the service: `BENCH_SERVICE=dist` (the default when apps/http is built) runs
- * apps/http/dist/main.js; `src` runs apps/http/src/main.ts through tsx. Either way
+ * How to run the service: `BENCH_SERVICE=dist` (the default when apps/server is built) runs
+ * apps/server/dist/main.js; `src` runs apps/server/src/main.ts through tsx. Either way
  * @petstore/core and @petstore/storage are imported from their dist/ (their `exports`), so a
  * build older than its sources is reported.
  */
 export const serviceBuild = (): ServiceBuild => {
-  const distMain = path.join(repoRoot, "apps/http/dist/main.js")
+  const distMain = path.join(repoRoot, "apps/server/dist/main.js")
   const requested = process.env["BENCH_SERVICE"] ?? (existsSync(distMain) ? "dist" : "src")
   if (requested !== "dist" && requested !== "src")
     throw new Error(`BENCH_SERVICE must be dist or src; got ${requested}`)
   const warnings: Array<string> = []
   for (const { dir, built } of packages) {
-    if (requested === "src" && dir === "apps/http") continue
+    if (requested === "src" && dir === "apps/server") continue
     const output = path.join(repoRoot, dir, built)
     if (!existsSync(output)) {
       warnings.push(`${dir} is not built (${built} is missing): run npm run build`)
@@ -96,10 +96,10 @@ export const serviceBuild = (): ServiceBuild => {
       warnings.push(`${dir}/src changed after ${dir}/${built} was built: run npm run build`)
   }
   return requested === "dist"
-    ? { args: [distMain], description: "apps/http/dist/main.js (built)", warnings }
+    ? { args: [distMain], description: "apps/server/dist/main.js (built)", warnings }
     : {
-        args: ["--import", "tsx", path.join(repoRoot, "apps/http/src/main.ts")],
-        description: "apps/http/src/main.ts through tsx (core and storage from their dist/)",
+        args: ["--import", "tsx", path.join(repoRoot, "apps/server/src/main.ts")],
+        description: "apps/server/src/main.ts through tsx (core and storage from their dist/)",
         warnings,
       }
 }

@@ -11,7 +11,7 @@
  *
  * Settings (environment): BENCH_ROUNDS, BENCH_SECONDS (measured), BENCH_WARMUP (seconds),
  * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_RSS_WARMUP_LIMIT, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
- * BENCH_SERVICE (dist or src: the built apps/http/dist/main.js, or the sources through tsx).
+ * BENCH_SERVICE (dist or src: the built apps/server/dist/main.js, or the sources through tsx).
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"

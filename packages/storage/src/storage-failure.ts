@@ -1,6 +1,5 @@
 import { StorageUnavailable } from "@petstore/core"
 import { Cause } from "effect"
-import { describeStorageChoice, type StorageChoice } from "./storage-selection.js"
 
 /** The messages of an error and of the errors behind it, outermost first; never a stack. */
 const reasonsOf = (error: unknown, seen: Set<unknown> = new Set()): ReadonlyArray<string> => {
@@ -15,25 +14,13 @@ const reasonsOf = (error: unknown, seen: Set<unknown> = new Set()): ReadonlyArra
   return [String(error)]
 }
 
-const hints: Record<StorageChoice["kind"], string> = {
-  memory: "",
-  sqlite:
-    "Check the path in PETSTORE_STORAGE and that this user may create the file and its directory and write to them.",
-  postgres:
-    "Check that PostgreSQL is running and reachable, and that the database, user and password in PETSTORE_STORAGE are right.",
-}
-
 /**
- * Why the storage could not be opened, as one paragraph for a person: the storage (without
- * secrets), each underlying reason, and what to check.
+ * Why storage could not be opened or answer, for a person: each underlying reason, outermost
+ * first, repeats and blanks left out (`connect ECONNREFUSED 127.0.0.1:1`). Never a stack.
  */
-export const explainStorageFailure = (
-  choice: StorageChoice,
+export const storageFailureReasons = (
   cause: Cause.Cause<StorageUnavailable>,
-): string => {
-  const reasons = reasonsOf(Cause.squash(cause))
+): ReadonlyArray<string> =>
+  reasonsOf(Cause.squash(cause))
     .map((reason) => reason.trim())
     .filter((reason, index, all) => reason !== "" && !all.slice(0, index).includes(reason))
-  const because = reasons.length > 0 ? `: ${reasons.join(": ")}` : ""
-  return `cannot open storage (${describeStorageChoice(choice)})${because}. ${hints[choice.kind]}`.trim()
-}

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Array, Effect } from "effect"
-import { makeGroupCommit, type GroupCommitOptions } from "../src/group-commit.js"
+import { makeGroupCommit, type GroupCommitOptions } from "../src/sql/group-commit.js"
 
 const options = (observeBatchSize: (size: number) => void): GroupCommitOptions => ({
   maxBatchSize: 1000,

@@ -12,7 +12,7 @@ import {
 } from "@petstore/core"
 import { Effect, Either } from "effect"
 import { claimId } from "../src/idempotency.js"
-import { answerBatch, planBatch, type BatchItem, type StoredClaim } from "../src/pet-batch.js"
+import { answerBatch, planBatch, type BatchItem, type StoredClaim } from "../src/sql/pet-batch.js"
 
 const newPet = (name: string) => NewPet.make({ name, categoryId: CategoryId.make(1) })
 

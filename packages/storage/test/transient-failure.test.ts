@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Exit, Option } from "effect"
-import { isTransient, unavailableOrDefect } from "../src/transient-failure.js"
+import { isTransient, unavailableOrDefect } from "../src/sql/transient-failure.js"
 
 /** A driver error as node-postgres, better-sqlite3 or Node's sockets make it. */
 const driverError = (message: string, code?: string) =>

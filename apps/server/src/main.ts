@@ -1,0 +1,223 @@
+import { randomBytes } from "node:crypto"
+import { explainStorageFailure } from "./storage/storage-failure.js"
+import { describeStorageChoice, storageLayer } from "./storage/storage-selection.js"
+import { Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
+import {
+  createApp,
+  issueFirstApiKey,
+  StoredKeys,
+  memoryBucketStore,
+  describeCause,
+  lifecycleLogger,
+  metricsExposition,
+  createMetrics,
+  apiServers,
+} from "@petstore/http"
+import { firstStartKeyBanner, firstStartKeyLabel } from "./keys/first-start.js"
+import { readConfig } from "./config.js"
+import { redisBucketStore } from "@petstore/http/redis"
+import { processLogger } from "./logs/process-logger.js"
+import { effectLogsTo } from "./logs/effect-logs.js"
+import { serveMetrics } from "./server/metrics-listener.js"
+import { createAppServer, defaultConnectionLimits, listen } from "./server/server.js"
+import { shutdown } from "./server/shutdown.js"
+
+/** How long shutdown waits for in-flight requests before cutting their connections. */
+const shutdownGraceMs = 10_000
+/** How long closing the storage may take after that, before the process exits anyway. */
+const disposeDeadlineMs = 5_000
+/** A `PETSTORE_API_KEYS` key shorter than this is warned about: it may be guessed. */
+const guessableKeyLength = 32
+/** How long start-up waits for `PETSTORE_REDIS_URL` to connect before serving without it. */
+const redisConnectWaitMs = 2_000
+/** How long the log lines still waiting may take to leave at exit: a stalled reader gets no more. */
+const logFlushDeadlineMs = 1_000
+/** How long one rendering of `GET /metrics` is served again (see `metricsExposition`). */
+const metricsReuseMs = 1_000
+
+const fail = (message: string): never => {
+  process.stderr.write(`petstore: ${message}\n`)
+  process.exit(1)
+}
+
+/** With no key configured the server must not run open: it makes one and shows it once. */
+const generatedKey = (): string => {
+  const key = randomBytes(32).toString("base64url")
+  process.stdout.write(
+    [
+      "",
+      "  No API key is configured (PETSTORE_API_KEYS is empty), so one was generated for this run:",
+      "",
+      `    ${key}`,
+      "",
+      `  Send it as:  Authorization: Bearer ${key}`,
+      "  It changes at every start; set PETSTORE_API_KEYS to keep a key of your own.",
+      "",
+      "",
+    ].join("\n"),
+  )
+  return key
+}
+
+const main = async () => {
+  const config = Either.getOrElse(readConfig(process.env), (problems) =>
+    fail(`invalid configuration:\n  ${problems.join("\n  ")}`),
+  )
+  // Durable storage keeps the key made on a first start (below); memory can keep none.
+  const apiKeys =
+    config.apiKeys.length > 0 || config.storage.kind !== "memory"
+      ? config.apiKeys
+      : [generatedKey()]
+
+  const metrics = config.metrics ? createMetrics() : undefined
+  const logging = processLogger(config.logLevel, (stream) => metrics?.recordLogLineDropped(stream))
+  const logger = logging.logger
+  const lifecycle = lifecycleLogger(logger)
+  const runtime = ManagedRuntime.make(
+    storageLayer(config.storage, {
+      idempotencyTtl: config.idempotencyTtl,
+      groupCommit: { observeBatchSize: metrics?.observeBatchSize },
+    }).pipe(
+      (storage) => Layer.provideMerge(StoredKeys.layer(), storage),
+      // Last, so that every fiber the layers fork logs through it too.
+      Layer.provide(effectLogsTo(logger)),
+    ),
+  )
+  const opened = await Effect.runPromiseExit(runtime.runtimeEffect)
+  if (Exit.isFailure(opened)) fail(explainStorageFailure(config.storage, opened.cause))
+  if (apiKeys.length === 0) {
+    const first = await runtime.runPromiseExit(issueFirstApiKey(firstStartKeyLabel))
+    if (Exit.isFailure(first)) {
+      fail(explainStorageFailure(config.storage, first.cause))
+    } else if (Option.isSome(first.value)) {
+      process.stdout.write(firstStartKeyBanner(first.value.value))
+    }
+  }
+  const storedKeys = await runtime.runPromise(StoredKeys.StoredKeys)
+  config.apiKeys.forEach((key, index) => {
+    if (key.length >= guessableKeyLength) return
+    logger.warn(
+      { keyId: `env:${index + 1}`, length: key.length },
+      `PETSTORE_API_KEYS key ${index + 1} is short enough to guess: use it for development only`,
+    )
+  })
+  const sharedLimits = Option.getOrUndefined(
+    Option.map(config.redisUrl, (url) =>
+      redisBucketStore({
+        url,
+        fallback: memoryBucketStore(),
+        onOutage: (cause) => {
+          metrics?.recordLimitStoreOutage()
+          logger.warn(
+            { cause: describeCause(cause) },
+            "Redis is not answering: each process keeps its own limits until it does",
+          )
+        },
+        onRecovery: () => logger.info("Redis answers again: the limits are shared again"),
+        onFallback: () => metrics?.recordLimitDecidedLocally(),
+      }),
+    ),
+  )
+  // The first requests find the limits shared; a Redis that is not there yet is not waited for.
+  await sharedLimits?.connected(redisConnectWaitMs)
+
+  const app = createApp({
+    runtime,
+    apiKeys,
+    storedKeys,
+    basePath: config.basePath,
+    logger,
+    metrics: metrics ?? false,
+    metricsRoute: Option.isNone(config.metricsPort),
+    metricsReuseMs,
+    servers: apiServers(config),
+    limits: {
+      perKey: Option.getOrUndefined(config.rateLimit),
+      failedAuthPerAddress: Option.getOrUndefined(config.authFailureLimit),
+      trustedProxies: config.trustedProxies,
+      store: sharedLimits?.store,
+    },
+    ...Option.match(config.corsOrigins, {
+      onNone: () => ({}),
+      onSome: (corsOrigins) => ({ corsOrigins }),
+    }),
+  })
+  const server = createAppServer(
+    app.callback(),
+    {
+      ...defaultConnectionLimits,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerAddress: Option.getOrUndefined(config.maxConnectionsPerAddress),
+    },
+    {
+      logger,
+      // A named proxy's connections are its clients': they are not one address's.
+      isTrustedProxy: (peer) => config.trustedProxies(peer, 0),
+      ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
+    },
+  )
+  const port = await listen(server, config.port, config.host).catch((error: unknown) =>
+    fail(
+      `cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
+    ),
+  )
+  const metricsPort = Option.getOrUndefined(config.metricsPort)
+  const metricsServer =
+    metrics === undefined || metricsPort === undefined
+      ? undefined
+      : await serveMetrics(
+          metricsExposition(metrics.registry, { reuseMs: metricsReuseMs }),
+          metricsPort,
+          config.host,
+        ).catch((error: unknown) =>
+          fail(
+            `cannot listen on ${config.host}:${metricsPort} for metrics: ${describeCause(error)}`,
+          ),
+        )
+  const originAt = (port: number) =>
+    `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`
+  const origin = originAt(port)
+  lifecycle.info(
+    {
+      url: `${origin}${config.basePath}`,
+      docs: `${origin}/docs`,
+      ...(metrics === undefined
+        ? {}
+        : {
+            metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
+          }),
+      storage: describeStorageChoice(config.storage),
+      apiKeys: apiKeys.length,
+    },
+    "petstore listening",
+  )
+
+  let stopping = false
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.error({ signal }, "second signal: exiting without finishing shutdown")
+      process.exit(1)
+    }
+    stopping = true
+    lifecycle.info({ signal }, "shutting down")
+    void shutdown({
+      server,
+      metricsServer: metricsServer?.server,
+      runtime,
+      logger,
+      graceMs: shutdownGraceMs,
+      disposeMs: disposeDeadlineMs,
+    }).then(async (code) => {
+      void sharedLimits?.close()
+      if (code === 0) lifecycle.info("stopped")
+      await logging.flush(logFlushDeadlineMs)
+      process.exit(code)
+    })
+  }
+  process.on("SIGTERM", stop)
+  process.on("SIGINT", stop)
+}
+
+main().catch((error: unknown) =>
+  fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+)

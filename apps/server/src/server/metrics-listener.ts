@@ -1,0 +1,98 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http"
+import {
+  apiError,
+  errorBodyText,
+  type ApiError,
+  type MetricsExposition,
+  requestIdFor,
+  requestIdHeader,
+} from "@petstore/http"
+import { createAppServer, defaultConnectionLimits, listen } from "./server.js"
+
+const metricsPath = "/metrics"
+const allowed = "GET, HEAD"
+
+const reply = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+) => {
+  response.writeHead(status, {
+    ...headers,
+    "Content-Length": Buffer.byteLength(body),
+    "X-Content-Type-Options": "nosniff",
+    [requestIdHeader]: requestIdFor(request.headers["x-request-id"]),
+  })
+  response.end(request.method === "HEAD" ? undefined : body)
+}
+
+const replyWithError = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  error: ApiError,
+  headers: Readonly<Record<string, string>> = {},
+) =>
+  reply(
+    request,
+    response,
+    error.status,
+    { ...headers, "Content-Type": "application/json; charset=utf-8" },
+    errorBodyText(error),
+  )
+
+/**
+ * What the metrics port answers: `GET /metrics` (and HEAD), the same exposition as the API's
+ * own route would serve; any other method there is 405 with `Allow`, any other path 404, both
+ * with the Error body. No key: keep the port behind a network policy. Serve it with
+ * `createAppServer`, which answers what Node would itself (malformed requests, slow clients).
+ */
+export const metricsListener =
+  (exposition: MetricsExposition): RequestListener =>
+  (request, response) => {
+    const path = (request.url ?? "").split("?", 1)[0]
+    if (path !== metricsPath) {
+      return replyWithError(request, response, apiError("not_found", `nothing is at ${path}`))
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return replyWithError(
+        request,
+        response,
+        apiError(
+          "method_not_allowed",
+          `${request.method ?? ""} is not allowed on ${metricsPath}; allowed: ${allowed}`,
+        ),
+        { Allow: allowed },
+      )
+    }
+    exposition.render().then(
+      (text) =>
+        reply(
+          request,
+          response,
+          200,
+          { "Content-Type": exposition.contentType, "Cache-Control": "no-store" },
+          text,
+        ),
+      () =>
+        replyWithError(
+          request,
+          response,
+          apiError("internal_error", "the metrics could not be rendered"),
+        ),
+    )
+  }
+
+/** Scrapers are few: a flood of connections to the metrics port is refused early. */
+const metricsConnectionLimits = { ...defaultConnectionLimits, maxConnections: 64 }
+
+/** The metrics port: `metricsListener` on its own server; resolves once it listens. */
+export const serveMetrics = async (
+  exposition: MetricsExposition,
+  port: number,
+  host: string,
+): Promise<{ readonly server: Server; readonly port: number }> => {
+  const server = createAppServer(metricsListener(exposition), metricsConnectionLimits)
+  return { server, port: await listen(server, port, host) }
+}

@@ -1,0 +1,71 @@
+import type { Server } from "node:http"
+import { describeCause, type Logger } from "@petstore/http"
+import { closeGracefully } from "./server.js"
+
+export interface ShutdownOptions {
+  readonly server: Server
+  /** The metrics port's server, when there is one: closed with `server`, within the same grace. */
+  readonly metricsServer?: Server | undefined
+  /** What holds the storage; disposed once the requests in flight are done. */
+  readonly runtime: { readonly dispose: () => Promise<void> }
+  readonly logger: Logger
+  /** How long requests in flight may take before their connections are cut. */
+  readonly graceMs: number
+  /** How long closing the storage may take after that. */
+  readonly disposeMs: number
+}
+
+/** Cutting connections is immediate; this only bounds a server that would still not close. */
+const connectionCutMs = 1_000
+
+type Outcome = { readonly finished: true } | { readonly finished: false; readonly reason: string }
+
+const settleWithin = (work: Promise<void>, ms: number): Promise<Outcome> => {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve({ finished: false, reason: `not done after ${ms} ms` }), ms)
+  })
+  const settled = work.then(
+    (): Outcome => ({ finished: true }),
+    (error: unknown): Outcome => ({ finished: false, reason: describeCause(error) }),
+  )
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * Stops accepting connections (the API's and the metrics port's), lets the requests in flight
+ * finish, then closes the storage, each step within its deadline. Resolves with the exit code: 0,
+ * or 1 once a step fails or overruns, logging which, so that a stuck step never keeps the process
+ * alive.
+ */
+export const shutdown = async (options: ShutdownOptions): Promise<number> => {
+  const steps = [
+    {
+      unfinished: "the requests in flight",
+      run: async () => {
+        await Promise.all(
+          [options.server, options.metricsServer].flatMap((server) =>
+            server === undefined ? [] : [closeGracefully(server, options.graceMs)],
+          ),
+        )
+      },
+      ms: options.graceMs + connectionCutMs,
+    },
+    {
+      unfinished: "closing the storage",
+      run: () => options.runtime.dispose(),
+      ms: options.disposeMs,
+    },
+  ]
+  for (const step of steps) {
+    const outcome = await settleWithin(step.run(), step.ms)
+    if (!outcome.finished) {
+      options.logger.error(
+        { unfinished: step.unfinished, reason: outcome.reason },
+        "shutdown incomplete, exiting anyway",
+      )
+      return 1
+    }
+  }
+  return 0
+}

@@ -1,0 +1,77 @@
+export { createApp, type AppOptions } from "./app.js"
+export type { PetRuntime } from "./vocabulary/runtime.js"
+
+// Operations: declared once, served by the app, documented by the document.
+export { defineOperation, type Operation, type OperationSpec } from "./operations/operation.js"
+export { petOperations } from "./operations/pet-operations.js"
+export { errorCatalogue, errorCodes, type ErrorCode } from "./vocabulary/error-catalogue.js"
+export { apiError, errorBodyText, type ApiError } from "./vocabulary/api-error.js"
+export { maxBodyBytes, maxJsonDepth } from "./vocabulary/body-limits.js"
+export { bearerTokenPattern, retryAfterSeconds } from "./vocabulary/headers.js"
+
+// The OpenAPI document.
+export { openApiDocument, type OpenApiInput } from "./openapi/openapi-document.js"
+export { apiServers, sameOriginServers, type ServerUrls } from "./openapi/servers.js"
+export type {
+  ApiServer,
+  JsonObject,
+  JsonSchema,
+  JsonValue,
+  OpenApiDocument,
+} from "./vocabulary/openapi-types.js"
+
+// API keys kept in storage.
+export * as StoredKeys from "./keys/StoredKeys.js"
+export {
+  apiKeyPrefix,
+  generateApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+  looksLikeStoredKey,
+} from "./keys/api-key-format.js"
+export {
+  ApiKeyLabel,
+  issueApiKey,
+  issueFirstApiKey,
+  type IssuedApiKey,
+} from "./keys/issue-api-key.js"
+
+// Abuse limits and the client's address.
+export type { AbuseLimits } from "./middleware/abuse-limits.js"
+export {
+  anyPeerIsProxy,
+  clientAddress,
+  normalizedAddress,
+  noTrustedProxy,
+  trustedProxies,
+  type TrustedProxies,
+} from "./request/client-address.js"
+export type { BucketStore, Buckets } from "./limits/Buckets.js"
+export { memoryBucketStore, memoryBuckets } from "./limits/memory-buckets.js"
+export {
+  monotonicClock,
+  type Clock,
+  type Decision,
+  type Rate,
+  type RefusalScope,
+} from "./limits/rate.js"
+export type { CorsOrigins } from "./middleware/cors.js"
+
+// Logs and metrics.
+export {
+  createLogger,
+  describeCause,
+  lifecycleLogger,
+  logLevels,
+  silentLogger,
+  type Logger,
+  type LogLevel,
+  type StdStream,
+} from "./vocabulary/logger.js"
+export { createMetrics, type Metrics, type MetricsOptions } from "./observability/metrics.js"
+export {
+  metricsExposition,
+  type ExpositionOptions,
+  type MetricsExposition,
+} from "./observability/metrics-exposition.js"
+export { newRequestId, requestIdFor, requestIdHeader } from "./request/request-id.js"

@@ -1,0 +1,133 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client"
+import type { StdStream } from "../vocabulary/logger.js"
+import type { RefusalScope } from "../limits/rate.js"
+
+/**
+ * What the service counts for Prometheus, in a registry of its own (never prom-client's global
+ * one), so that several apps in one process never share or collide.
+ */
+export interface Metrics {
+  readonly registry: Registry
+  /**
+   * One answered request. `operation` is an operation id or a route template, never a raw path:
+   * clients must not be able to create label values.
+   */
+  readonly observeRequest: (operation: string, status: number, seconds: number) => void
+  /** A request (or the readiness probe) that storage could not answer. */
+  readonly recordStorageError: (operation: string) => void
+  /** A request refused with 429. */
+  readonly recordRateLimitRefusal: (scope: RefusalScope) => void
+  /** A request or connection the server refused before the app saw it; no status when none was sent. */
+  readonly recordEdgeRefusal: (status: number | undefined, reason: string) => void
+  /** Redis, sharing the limits, stopped answering. */
+  readonly recordLimitStoreOutage: () => void
+  /** A limit decided in this process because Redis could not answer. */
+  readonly recordLimitDecidedLocally: () => void
+  /** How many creates one group commit took together. */
+  readonly observeBatchSize: (size: number) => void
+  /** A log line dropped: its reader was too slow, or gone. */
+  readonly recordLogLineDropped: (stream: StdStream) => void
+}
+
+const durationBuckets = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+]
+// Powers of two up to the group commit's default largest batch (256).
+const batchSizeBuckets = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+export interface MetricsOptions {
+  /** Node's process metrics (CPU, memory, event loop, GC); on unless false. */
+  readonly processMetrics?: boolean
+}
+
+export const createMetrics = (options: MetricsOptions = {}): Metrics => {
+  const registry = new Registry()
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry })
+  const requestDuration = new Histogram({
+    name: "petstore_http_request_duration_seconds",
+    help: "Time to answer an HTTP request, by operation id (or route template) and status.",
+    labelNames: ["operation", "status"] as const,
+    buckets: durationBuckets,
+    registers: [registry],
+  })
+  const storageErrors = new Counter({
+    name: "petstore_storage_errors_total",
+    help: "Requests answered 503 because storage could not answer, by operation id (or readyz).",
+    labelNames: ["operation"] as const,
+    registers: [registry],
+  })
+  const rateLimitRefusals = new Counter({
+    name: "petstore_rate_limit_refusals_total",
+    help: "Requests refused with 429: scope key (an API key over its rate), address (a client address past its budget of wrong keys) or lookups (this process looking up as many unknown keys as it may).",
+    labelNames: ["scope"] as const,
+    registers: [registry],
+  })
+  const edgeRefusals = new Counter({
+    name: "petstore_http_refusals_total",
+    help: "Requests and connections the server refused before the app saw them, by status (none: closed at accept) and reason.",
+    labelNames: ["status", "reason"] as const,
+    registers: [registry],
+  })
+  const limitStoreOutages = new Counter({
+    name: "petstore_rate_limit_store_outages_total",
+    help: "Times Redis, sharing the rate limits (PETSTORE_REDIS_URL), stopped answering.",
+    registers: [registry],
+  })
+  const limitsDecidedLocally = new Counter({
+    name: "petstore_rate_limit_local_decisions_total",
+    help: "Rate-limit decisions this process made alone because Redis did not answer in time.",
+    registers: [registry],
+  })
+  const batchSize = new Histogram({
+    name: "petstore_group_commit_batch_size",
+    help: "Creates committed together in one transaction (SQL storage).",
+    buckets: batchSizeBuckets,
+    registers: [registry],
+  })
+  const logLinesDropped = new Counter({
+    name: "petstore_log_lines_dropped_total",
+    help: "Log lines dropped because the reader of stdout or stderr fell behind or went away.",
+    labelNames: ["stream"] as const,
+    registers: [registry],
+  })
+  // Both series exist from the start, so that a rate over them needs no first drop.
+  logLinesDropped.inc({ stream: "stdout" }, 0)
+  logLinesDropped.inc({ stream: "stderr" }, 0)
+  // Looking a labelled series up hashes its labels; the few series there are are looked up once.
+  const durationSeries = new Map<string, Histogram.Internal<"operation" | "status">>()
+  return {
+    registry,
+    observeRequest: (operation, status, seconds) => {
+      const key = `${status} ${operation}`
+      let series = durationSeries.get(key)
+      if (series === undefined) {
+        series = requestDuration.labels({ operation, status })
+        durationSeries.set(key, series)
+      }
+      series.observe(seconds)
+    },
+    recordStorageError: (operation) => storageErrors.inc({ operation }),
+    recordRateLimitRefusal: (scope) => rateLimitRefusals.inc({ scope }),
+    recordEdgeRefusal: (status, reason) =>
+      edgeRefusals.inc({ status: status === undefined ? "none" : String(status), reason }),
+    recordLimitStoreOutage: () => limitStoreOutages.inc(),
+    recordLimitDecidedLocally: () => limitsDecidedLocally.inc(),
+    observeBatchSize: (size) => batchSize.observe(size),
+    recordLogLineDropped: (stream) => logLinesDropped.inc({ stream }),
+  }
+}
+
+/** What records, without the registry: what code that counts is given. */
+export type MetricsRecorder = Omit<Metrics, "registry">
+
+/** For an app whose metrics are off: records nothing. */
+export const discardMetrics: MetricsRecorder = {
+  observeRequest: () => {},
+  recordStorageError: () => {},
+  recordRateLimitRefusal: () => {},
+  recordEdgeRefusal: () => {},
+  recordLimitStoreOutage: () => {},
+  recordLimitDecidedLocally: () => {},
+  observeBatchSize: () => {},
+  recordLogLineDropped: () => {},
+}

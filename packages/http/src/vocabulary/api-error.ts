@@ -1,0 +1,30 @@
+import { errorCatalogue, type ErrorCode } from "./error-catalogue.js"
+
+/** An error response: the spec's Error body, `status` always equal to the HTTP status. */
+export interface ApiError {
+  readonly status: number
+  readonly code: ErrorCode
+  readonly message: string
+}
+
+/** The error `code` means, with its status from the catalogue. */
+export const apiError = (code: ErrorCode, message: string): ApiError => ({
+  status: errorCatalogue[code].status,
+  code,
+  message,
+})
+
+/** The part of a Koa context an error response writes; headers already set are kept. */
+interface Respondable {
+  status: number
+  body: unknown
+}
+
+export const respondWithError = (ctx: Respondable, error: ApiError): void => {
+  ctx.status = error.status
+  ctx.body = { code: error.code, message: error.message, status: error.status }
+}
+
+/** The Error body as JSON text, for replies written to the socket directly. */
+export const errorBodyText = (error: ApiError): string =>
+  JSON.stringify({ code: error.code, message: error.message, status: error.status })

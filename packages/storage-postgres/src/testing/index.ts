@@ -1,0 +1,4 @@
+export {
+  withTemporaryPostgresDatabase,
+  type TemporaryPostgresDatabase,
+} from "./postgres-database.js"

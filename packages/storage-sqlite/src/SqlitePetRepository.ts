@@ -1,0 +1,109 @@
+import { constants } from "node:fs"
+import { access, mkdir } from "node:fs/promises"
+import path from "node:path"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { PetRepository, StorageUnavailable } from "@petstore/core"
+import { Duration, Effect, Layer, type Scope } from "effect"
+import { SqlPetRepository } from "@petstore/storage/sql"
+
+export interface SqlitePetRepositoryOptions extends SqlPetRepository.SqlPetRepositoryOptions {
+  /** The database file, resolved against the working directory; created, with its directory, if missing. */
+  readonly filename: string
+  /**
+   * How long a statement waits for another connection's lock on the file before failing with
+   * `StorageUnavailable` (`PRAGMA busy_timeout`); 5 s unless given.
+   */
+  readonly busyTimeout?: Duration.DurationInput
+}
+
+export const defaultBusyTimeout = Duration.seconds(5)
+
+const refuse = (problem: string) => (cause: unknown) =>
+  new StorageUnavailable({ cause: new Error(problem, { cause }) })
+
+const exists = (file: string) =>
+  Effect.promise(() =>
+    access(file).then(
+      () => true,
+      () => false,
+    ),
+  )
+
+/** Fails with a message that names the problem before SQLite gets to fail more obscurely. */
+const prepareLocation = (filename: string) =>
+  Effect.gen(function* () {
+    const directory = path.dirname(filename)
+    yield* Effect.tryPromise({
+      try: () => mkdir(directory, { recursive: true }),
+      catch: refuse(`the directory ${directory} is missing and cannot be created`),
+    })
+    // In WAL mode SQLite creates its -wal and -shm files next to the database.
+    yield* Effect.tryPromise({
+      try: () => access(directory, constants.W_OK),
+      catch: refuse(`the directory ${directory} is not writable`),
+    })
+    if (yield* exists(filename)) {
+      yield* Effect.tryPromise({
+        try: () => access(filename, constants.R_OK | constants.W_OK),
+        catch: refuse(`the file ${filename} is not writable`),
+      })
+    }
+  })
+
+/**
+ * WAL with `synchronous=FULL`: each commit is fsynced before it returns, so a 201 is on disk.
+ * A statement waits at most `busyTimeout` for a lock held by another connection.
+ */
+const configureConnection = (busyTimeout: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`PRAGMA busy_timeout = ${sql.literal(String(Math.round(Duration.toMillis(busyTimeout))))}`
+    yield* sql`PRAGMA synchronous = FULL`
+    const journalMode = (yield* sql`PRAGMA journal_mode`)[0]?.["journal_mode"]
+    const synchronous = (yield* sql`PRAGMA synchronous`)[0]?.["synchronous"]
+    if (journalMode !== "wal" || synchronous !== 2) {
+      return yield* new StorageUnavailable({
+        cause: new Error(
+          `SQLite runs with journal_mode=${String(journalMode)} and synchronous=${String(synchronous)}; the store requires WAL and FULL (2)`,
+        ),
+      })
+    }
+  }).pipe(
+    Effect.catchTag("SqlError", (error) => Effect.fail(new StorageUnavailable({ cause: error }))),
+  )
+
+/**
+ * Opens (or creates) the SQLite file, configured as the store requires; the file closes with the
+ * scope. The repository and the `ApiKeyStore` share it.
+ */
+export const makeClient = (
+  options: Pick<SqlitePetRepositoryOptions, "filename" | "busyTimeout">,
+): Effect.Effect<SqlClient.SqlClient, StorageUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const filename = path.resolve(options.filename)
+    yield* prepareLocation(filename)
+    const client = yield* SqliteClient.make({ filename }).pipe(
+      Effect.provideServiceEffect(Reactivity.Reactivity, Reactivity.make),
+      // better-sqlite3 throws while opening a file it cannot use (not a database, say): that is
+      // a store we cannot open, not a bug in this program.
+      Effect.catchAllDefect((cause) => Effect.fail(new StorageUnavailable({ cause }))),
+    )
+    yield* configureConnection(options.busyTimeout ?? defaultBusyTimeout).pipe(
+      Effect.provideService(SqlClient.SqlClient, client),
+    )
+    return client
+  })
+
+/** Opens (or creates) the SQLite file and the repository on it; the file closes with the scope. */
+export const make = (
+  options: SqlitePetRepositoryOptions,
+): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
+  Effect.flatMap(makeClient(options), (client) =>
+    SqlPetRepository.make(options).pipe(Effect.provideService(SqlClient.SqlClient, client)),
+  )
+
+export const layer = (
+  options: SqlitePetRepositoryOptions,
+): Layer.Layer<PetRepository, StorageUnavailable> => Layer.scoped(PetRepository, make(options))

@@ -1,0 +1,1 @@
+export * as SqlitePetRepository from "./SqlitePetRepository.js"

@@ -1,0 +1,1 @@
+export { sqliteIntegrityCheck } from "./sqlite-integrity.js"

@@ -1,0 +1,5 @@
+export * as SqlPetRepository from "./SqlPetRepository.js"
+export * as SqlApiKeyStore from "./SqlApiKeyStore.js"
+export { sqlStoresLayer } from "./sql-stores.js"
+export type { GroupCommitOptions } from "./group-commit.js"
+export { isTransient } from "./transient-failure.js"
