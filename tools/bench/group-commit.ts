@@ -8,15 +8,11 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { parseArgs, promisify } from "node:util"
 import { CategoryId, Limit, NewPet, PetRepository, type StorageUnavailable } from "@petstore/core"
-import {
-  closeGracefully,
-  createApp,
-  createAppServer,
-  listen,
-  type PetRuntime,
-} from "@petstore/http"
-import { MemoryPetRepository, type GroupCommitOptions } from "@petstore/storage"
+import { createApp, type PetRuntime } from "@petstore/http"
+import { MemoryPetRepository } from "@petstore/storage"
+import type { GroupCommitOptions } from "@petstore/storage/sql"
 import { Effect, ManagedRuntime, Option, Schema, type Layer } from "effect"
+import { serveInProcess } from "./in-process-server.js"
 import { milliseconds, percentile, table } from "./statistics.js"
 import { sqliteStore } from "./stores.js"
 
@@ -85,9 +81,8 @@ const loadGenerator = fileURLToPath(new URL("./load-generator.ts", import.meta.u
 
 /** The same over HTTP: the server here, the clients in a process of their own. */
 const viaHttp = async (runtime: PetRuntime, concurrency: number) => {
-  const server = createAppServer(createApp({ runtime, apiKeys: [apiKey] }).callback())
-  const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
-  const args = [origin, apiKey, String(concurrency), String(durationMs / 1000)]
+  const server = await serveInProcess(createApp({ runtime, apiKeys: [apiKey] }).callback())
+  const args = [server.origin, apiKey, String(concurrency), String(durationMs / 1000)]
   try {
     const { stdout } = await execFileAsync(
       process.execPath,
@@ -98,7 +93,7 @@ const viaHttp = async (runtime: PetRuntime, concurrency: number) => {
     )
     return Schema.decodeUnknownSync(Latencies)(JSON.parse(stdout))
   } finally {
-    await closeGracefully(server, 1000)
+    await server.close()
   }
 }
 

@@ -70,14 +70,17 @@ export interface ServiceBuild {
 const packages = [
   { dir: "packages/core", built: "dist/index.js" },
   { dir: "packages/storage", built: "dist/index.js" },
+  { dir: "packages/storage-sqlite", built: "dist/index.js" },
+  { dir: "packages/storage-postgres", built: "dist/index.js" },
+  { dir: "packages/http", built: "dist/index.js" },
   { dir: "apps/server", built: "dist/main.js" },
 ]
 
 /**
  * How to run the service: `BENCH_SERVICE=dist` (the default when apps/server is built) runs
  * apps/server/dist/main.js; `src` runs apps/server/src/main.ts through tsx. Either way
- * @petstore/core and @petstore/storage are imported from their dist/ (their `exports`), so a
- * build older than its sources is reported.
+ * the packages it uses (@petstore/core, the storage packages, @petstore/http) are imported from
+ * their dist/ (their `exports`), so a build older than its sources is reported.
  */
 export const serviceBuild = (): ServiceBuild => {
   const distMain = path.join(repoRoot, "apps/server/dist/main.js")
@@ -99,7 +102,7 @@ export const serviceBuild = (): ServiceBuild => {
     ? { args: [distMain], description: "apps/server/dist/main.js (built)", warnings }
     : {
         args: ["--import", "tsx", path.join(repoRoot, "apps/server/src/main.ts")],
-        description: "apps/server/src/main.ts through tsx (core and storage from their dist/)",
+        description: "apps/server/src/main.ts through tsx (the packages from their dist/)",
         warnings,
       }
 }

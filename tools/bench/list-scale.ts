@@ -9,9 +9,10 @@
  */
 import { parseArgs } from "node:util"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { createApp, closeGracefully, createAppServer, listen } from "@petstore/http"
+import { createApp } from "@petstore/http"
 import { PageCursor, PetId } from "@petstore/core"
 import { Effect, ManagedRuntime, Schema } from "effect"
+import { serveInProcess } from "./in-process-server.js"
 import { milliseconds, percentile, table } from "./statistics.js"
 import { migrate, postgresStore, sqliteStore, type BenchStore } from "./stores.js"
 
@@ -131,14 +132,12 @@ const measure = async (store: BenchStore, size: number, scenario: Scenario) => {
   const plan = await store.run(queryPlan)
 
   const runtime = ManagedRuntime.make(store.layer())
-  const server = createAppServer(createApp({ runtime, apiKeys: [apiKey] }).callback())
-  const port = await listen(server, 0, "127.0.0.1")
+  const server = await serveInProcess(createApp({ runtime, apiKeys: [apiKey] }).callback())
   try {
-    const origin = `http://127.0.0.1:${port}`
-    const timings = await timePages(origin, scenario.start(size), scenario.follow)
+    const timings = await timePages(server.origin, scenario.start(size), scenario.follow)
     return { plan, median: percentile(timings, 50), p99: percentile(timings, 99) }
   } finally {
-    await closeGracefully(server, 1000)
+    await server.close()
     await runtime.dispose()
   }
 }

@@ -6,11 +6,9 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type { PetRepository, StorageUnavailable } from "@petstore/core"
-import {
-  PostgresPetRepository,
-  SqlitePetRepository,
-  type GroupCommitOptions,
-} from "@petstore/storage"
+import type { GroupCommitOptions } from "@petstore/storage/sql"
+import { PostgresPetRepository } from "@petstore/storage-postgres"
+import { SqlitePetRepository } from "@petstore/storage-sqlite"
 import { Effect, Redacted, type Layer, type Scope } from "effect"
 
 /** A store made for one benchmark run, removed by `dispose`. */

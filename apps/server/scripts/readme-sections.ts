@@ -38,7 +38,7 @@ const errors = (): string =>
         String(entry.status),
         `\`${code}\``,
         entry.when,
-        Object.keys(entry.headers ?? {})
+        Object.keys("headers" in entry ? entry.headers : {})
           .map((name) => `\`${name}\``)
           .join(", "),
         answeredBy[entry.origin],
@@ -48,7 +48,7 @@ const errors = (): string =>
 
 /**
  * The README's generated sections: each name's Markdown goes between `<!-- generated:NAME -->`
- * and `<!-- /generated:NAME -->` in /README.md (`npm run readme -w @petstore/http`).
+ * and `<!-- /generated:NAME -->` in /README.md (`npm run readme -w @petstore/server`).
  */
 export const readmeSections: Readonly<Record<string, () => string>> = {
   configuration,

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url"
 import { format, resolveConfig } from "prettier"
 import { defaultOpenApiDocument } from "../src/default-document.js"
 
-/** Writes the OpenAPI document to apps/http/openapi.json, formatted as the repository formats JSON. */
+/** Writes the OpenAPI document to apps/server/openapi.json, formatted as the repository formats JSON. */
 const target = fileURLToPath(new URL("../openapi.json", import.meta.url))
 const options = await resolveConfig(target)
 const text = await format(JSON.stringify(defaultOpenApiDocument()), {

@@ -2,7 +2,7 @@ import { Either } from "effect"
 import { petOperations, openApiDocument, type OpenApiDocument, apiServers } from "@petstore/http"
 import { readConfig } from "./config.js"
 
-/** The document of a server on the default configuration: what `apps/http/openapi.json` holds. */
+/** The document of a server on the default configuration: what `apps/server/openapi.json` holds. */
 export const defaultOpenApiDocument = (): OpenApiDocument => {
   const config = Either.getOrThrowWith(
     readConfig({}),

@@ -1,12 +1,6 @@
 import assert from "node:assert/strict"
-import type {
-  DocumentedMethod,
-  Header,
-  JsonSchema,
-  OpenApiDocument,
-  Operation,
-  Reference,
-} from "@petstore/http"
+import type { JsonSchema, OpenApiDocument } from "@petstore/http"
+import type { DocumentedMethod, Header, Operation, Reference } from "./document-types.js"
 import { documentResolver, schemaChecker, type Resolve } from "./json-schema-check.js"
 
 /** A request as the contract tests build it: a path under the base path, exactly these headers. */

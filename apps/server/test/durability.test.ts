@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
-import { sqliteIntegrityCheck, withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
+import { sqliteIntegrityCheck } from "@petstore/storage-sqlite/testing"
 import { postJson, readPet, readPets, type PetBody } from "./harness.js"
 import {
   listEveryPet,

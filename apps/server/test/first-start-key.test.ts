@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
-import { withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { runKeysCli } from "./keys-cli-process.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
 

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { createdId, createdKey, runKeysCli } from "./keys-cli-process.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
 

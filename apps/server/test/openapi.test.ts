@@ -17,17 +17,11 @@ import {
 } from "@petstore/http"
 import { readConfig } from "../src/config.js"
 import { defaultOpenApiDocument } from "../src/default-document.js"
-import type {
-  Header,
-  JsonObject,
-  JsonValue,
-  OpenApiDocument,
-  Reference,
-  Response,
-} from "@petstore/http"
+import type { JsonObject, JsonValue, OpenApiDocument } from "@petstore/http"
 import { closeGracefully, createAppServer, listen } from "../src/server/server.js"
 import { documentResolver } from "./json-schema-check.js"
 import { operationsOf } from "./contract.js"
+import type { Header, Reference, Response } from "./document-types.js"
 import { startServer, type TestServer } from "./harness.js"
 
 const document = defaultOpenApiDocument()
@@ -81,13 +75,13 @@ describe("the OpenAPI document", () => {
     }
   })
 
-  it("is what apps/http/openapi.json holds", async () => {
+  it("is what apps/server/openapi.json holds", async () => {
     const committed: unknown = JSON.parse(
       await readFile(new URL("../openapi.json", import.meta.url), "utf8"),
     )
     assert.ok(
       isDeepStrictEqual(committed, asJson(document)),
-      "apps/http/openapi.json is stale: run `npm run openapi -w @petstore/http` and commit it",
+      "apps/server/openapi.json is stale: run `npm run openapi -w @petstore/server` and commit it",
     )
   })
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { it } from "node:test"
-import { withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { assertError, postJson, readPet, readPets, type PetBody } from "./harness.js"
 import {
   listEveryPet,

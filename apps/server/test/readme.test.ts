@@ -5,7 +5,7 @@ import { readmePath, rewriteSections, sectionText } from "../scripts/generated-s
 import { readmeSections } from "../scripts/readme-sections.js"
 import { settings } from "../src/config.js"
 
-const stale = "README.md is stale: run npm run readme -w @petstore/http"
+const stale = "README.md is stale: run npm run readme -w @petstore/server"
 
 describe("the README's generated sections", () => {
   it("are what npm run readme writes", async () => {

@@ -2,12 +2,8 @@ import assert from "node:assert/strict"
 import { randomUUID } from "node:crypto"
 import { after, before, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import {
-  memoryBucketStore,
-  type Decision,
-  redisBucketStore,
-  type RedisBucketStore,
-} from "@petstore/http"
+import { memoryBucketStore, type Decision } from "@petstore/http"
+import { redisBucketStore, type RedisBucketStore } from "@petstore/http/redis"
 import { manualClock } from "./limits-harness.js"
 import { sharedRedisUrl, startOwnRedis, type OwnRedis } from "./redis-server.js"
 

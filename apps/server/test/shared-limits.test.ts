@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { after, before, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { assertErrorAnswer, sendTo, type Answer } from "./limits-harness.js"
 import { startOwnRedis, type OwnRedis } from "./redis-server.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"

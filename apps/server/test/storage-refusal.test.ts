@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
-import { withTemporaryPostgresDatabase } from "@petstore/storage/testing"
+import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { processTestTimeout, spawnServer, type ServerProcessOptions } from "./server-process.js"
 
 const directory = mkdtempSync(path.join(tmpdir(), "petstore-refusal-"))

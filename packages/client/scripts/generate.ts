@@ -1,5 +1,8 @@
 import { writeFile } from "node:fs/promises"
-import { generateSchema, schemaPath } from "./schema-generator.js"
+import { documentPath, generateDocument, generateSchema, schemaPath } from "./schema-generator.js"
 
-await writeFile(schemaPath, await generateSchema())
+const document = await generateDocument()
+await writeFile(documentPath, document)
+process.stdout.write(`wrote ${documentPath}\n`)
+await writeFile(schemaPath, await generateSchema(document))
 process.stdout.write(`wrote ${schemaPath}\n`)

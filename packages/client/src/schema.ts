@@ -94,7 +94,7 @@ export interface components {
      * @description Identifier assigned by the service on creation.
      */
     PetId: number
-    /** @description The animal's name: 1 to 255 Unicode characters, without U+0000. */
+    /** @description The animal's name: 1 to 255 Unicode characters, without U+0000 or an unpaired surrogate. */
     PetName: string
     /**
      * @description Availability status.
@@ -160,7 +160,7 @@ export interface operations {
           "application/json": components["schemas"]["Pets"]
         }
       }
-      /** @description A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_query`: A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -171,7 +171,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "invalid_query"
+            code?: "bad_request" | "invalid_query"
             /** @constant */
             status?: 400
           }
@@ -198,6 +198,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -340,7 +342,7 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -351,7 +353,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "invalid_json" | "invalid_body" | "invalid_idempotency_key"
+            code?: "bad_request" | "invalid_json" | "invalid_body" | "invalid_idempotency_key"
             /** @constant */
             status?: 400
           }
@@ -378,6 +380,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {
@@ -588,16 +592,16 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `petId` is not a positive integer of at most 2^53 − 1. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_path_parameter`: `petId` is not a positive integer of at most 2^53 − 1. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
-          Deprecation: "@1795305600"
+          Deprecation?: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
-          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
-          Link: '</v1/pets>; rel="successor-version"'
+          Link?: '</v1/pets>; rel="successor-version"'
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
           RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
@@ -605,7 +609,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "invalid_path_parameter"
+            code?: "bad_request" | "invalid_path_parameter"
             /** @constant */
             status?: 400
           }
@@ -661,6 +665,8 @@ export interface operations {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
           Allow: components["headers"]["Allow"]
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
+          RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
         }
         content: {

@@ -1,14 +1,25 @@
 import assert from "node:assert/strict"
 import { readFile } from "node:fs/promises"
 import { describe, it } from "node:test"
-import { generateSchema, schemaPath } from "../scripts/schema-generator.js"
+import {
+  documentPath,
+  generateDocument,
+  generateSchema,
+  schemaPath,
+} from "../scripts/schema-generator.js"
 
-describe("src/schema.ts", () => {
-  it("is what openapi-typescript generates from apps/http/openapi.json now", async () => {
+const stale = (file: string) =>
+  `packages/client/${file} is stale: run \`npm run generate -w @petstore/client\` and commit it`
+
+describe("the committed OpenAPI document and types", () => {
+  it("openapi.json is the document of the operations @petstore/http serves now", async () => {
+    const committed = await readFile(documentPath, "utf8")
+    assert.ok(committed === (await generateDocument()), stale("openapi.json"))
+  })
+
+  it("src/schema.ts is what openapi-typescript generates from openapi.json", async () => {
     const committed = await readFile(schemaPath, "utf8")
-    assert.ok(
-      committed === (await generateSchema()),
-      "packages/client/src/schema.ts is stale: run `npm run generate -w @petstore/client` and commit it",
-    )
+    const document = await readFile(documentPath, "utf8")
+    assert.ok(committed === (await generateSchema(document)), stale("src/schema.ts"))
   })
 })

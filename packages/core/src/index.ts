@@ -1,4 +1,4 @@
-export { CategoryId, NewPet, Pet, PetId, PetName, PetStatus, plainNewPet } from "./Pet.js"
+export { CategoryId, NewPet, Pet, PetId, PetName, PetStatus } from "./Pet.js"
 export {
   IdempotencyKeyInUse,
   IdempotencyKeyReused,

@@ -1,9 +1,9 @@
 import Koa from "koa"
 import { createRouter, registerOperations, unrouted } from "./routes/router.js"
-import type { Operation } from "./operations/operation.js"
+import type { ServedOperation } from "./operations/serve-operation.js"
 import type { PetRuntime } from "./vocabulary/runtime.js"
 import type { RequestState } from "./vocabulary/request-state.js"
-import { petOperations } from "./operations/pet-operations.js"
+import { servePetOperations } from "./operations/pet-handlers.js"
 import { noTrustedProxy } from "./request/client-address.js"
 import type { StoredKeys } from "./keys/StoredKeys.js"
 import { configuredLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
@@ -21,7 +21,31 @@ import { registerOpenApiRoutes } from "./routes/openapi.js"
 import type { ApiServer } from "./vocabulary/openapi-types.js"
 import { sameOriginServers } from "./openapi/servers.js"
 import { registerDocsRoutes } from "./routes/docs.js"
-import { registerHealthRoutes } from "./routes/health.js"
+import { registerHealthRoute, registerReadinessRoute } from "./routes/health.js"
+
+/**
+ * The routes open to all, each served unless false. One turned off is like any path the app
+ * does not know: 401 without a key, 404 with one. Under koa-mount they are under the mount path
+ * too (`/petstore/healthz`), as every route of the app is.
+ */
+export interface PublicRoutes {
+  /** `GET /healthz`: the process is up. */
+  readonly health?: boolean
+  /** `GET /readyz`: storage answers. */
+  readonly readiness?: boolean
+  /**
+   * `GET /metrics`: the Prometheus exposition of `metrics` (never served when `metrics` is
+   * false). The same switch as `metricsRoute`: the route is served only if neither is false.
+   */
+  readonly metrics?: boolean
+  /**
+   * `GET /docs` and the files its page loads: Swagger UI showing `{basePath}/openapi.json`, which
+   * it loads from this app; with `document` off, something else has to serve it there.
+   */
+  readonly docs?: boolean
+  /** `GET {basePath}/openapi.json`: the OpenAPI document. */
+  readonly document?: boolean
+}
 
 export interface AppOptions {
   /** Provides the `PetRepository` the use cases run against; the caller owns its lifetime. */
@@ -30,7 +54,10 @@ export interface AppOptions {
   readonly apiKeys: ReadonlyArray<string>
   /** The keys kept in storage (`npm run keys`), accepted beside `apiKeys`; none unless given. */
   readonly storedKeys?: StoredKeys["Type"]
-  /** Where the versioned API is mounted; `/v1` unless given. */
+  /**
+   * Where the versioned API is, within the app; `/v1` unless given. Mounted with koa-mount, the
+   * client reaches it under the mount path as well (`/petstore/v1`).
+   */
   readonly basePath?: string
   /** Where access lines and warnings go; nowhere unless given. */
   readonly logger?: Logger
@@ -42,14 +69,22 @@ export interface AppOptions {
   /**
    * Whether this app serves `GET /metrics`; true unless false. `false`: the app still records
    * into `metrics`, and something else serves them (the server's metrics port, `metricsListener`).
+   * The same switch as `publicRoutes.metrics`: the route is served only if neither is false.
    */
   readonly metricsRoute?: boolean
   /** How long `GET /metrics` serves a rendering again, in ms; 0 (none) unless given. */
   readonly metricsReuseMs?: number
-  /** The base URLs `{basePath}/openapi.json` names; unless given, the server serving it. */
+  /**
+   * The base URLs `{basePath}/openapi.json` names, whatever the mount path; unless given, the
+   * server serving it, by the path the client asked it under (`/v1`; `/petstore/v1` under
+   * koa-mount at `/petstore`).
+   */
   readonly servers?: ReadonlyArray<ApiServer>
-  /** The operations served; the Petstore's three unless given. */
-  readonly operations?: ReadonlyArray<Operation>
+  /**
+   * The operations served, each a declaration joined with its handler (`serveOperation`); the
+   * Petstore's three unless given.
+   */
+  readonly operations?: ReadonlyArray<ServedOperation>
   /**
    * Rate limits around the key check (per key, wrong keys per address) and the proxies trusted to
    * name the client's address; none unless given.
@@ -57,21 +92,31 @@ export interface AppOptions {
   readonly limits?: AbuseLimits
   /** The origins CORS allows; no CORS unless given. */
   readonly corsOrigins?: CorsOrigins
+  /** Which routes open to all the app serves; every one unless turned off here. */
+  readonly publicRoutes?: PublicRoutes
 }
 
 /**
  * The Petstore API as a Koa application. It neither listens nor reads the environment:
- * serve it with `http.createServer(app.callback())`.
+ * serve it with `http.createServer(app.callback())`, or mount it in another Koa app with
+ * koa-mount (`host.use(mount("/petstore", app))`, a prefix without a trailing slash).
  *
  * Every path is decided by one router (exact, case-sensitive). Public routes (`/healthz`,
- * `/readyz`, `/metrics` unless `metricsRoute` is false, `/docs`, `{basePath}/openapi.json`) need
- * no key; every operation that needs one checks it in its own route, and any path the router
- * does not know needs a key before it is answered 404.
+ * `/readyz`, `/metrics`, `/docs`, `{basePath}/openapi.json`; see `publicRoutes`) need no key;
+ * every operation that needs one checks it in its own route, and any path the router does not
+ * know needs a key before it is answered 404.
+ *
+ * Mounted, the app answers every path under its mount path, and every URL it writes starts with
+ * that path (`ctx.mountPath`): `Location`, `Link`, the document's `servers` unless given, the
+ * docs page's files and document, the access log's route. koa-mount is all it takes, so there
+ * is no prefix option; a proxy that strips a prefix before the request arrives is not seen.
+ * A host's body parser in front of the app is fine: what it parsed is used, and checked as the
+ * app checks a body it reads itself (see `readJsonBody`).
  */
 export const createApp = (options: AppOptions): Koa<RequestState> => {
   const basePath = options.basePath ?? "/v1"
   const logger = options.logger ?? silentLogger
-  const operations = options.operations ?? petOperations
+  const operations = options.operations ?? servePetOperations()
   const metrics = options.metrics === false ? undefined : (options.metrics ?? createMetrics())
   const recorder = metrics ?? discardMetrics
   const app = new Koa<RequestState>()
@@ -87,20 +132,28 @@ export const createApp = (options: AppOptions): Koa<RequestState> => {
     },
   })
   const router = createRouter()
-  const document = openApiDocument({
-    basePath,
-    servers: options.servers ?? sameOriginServers(basePath),
-    operations,
-  })
-  registerHealthRoutes(router, storageReadiness(options.runtime, recorder))
-  if (metrics !== undefined && options.metricsRoute !== false) {
+  const publicRoutes = options.publicRoutes ?? {}
+  if (publicRoutes.health !== false) registerHealthRoute(router)
+  if (publicRoutes.readiness !== false) {
+    registerReadinessRoute(router, storageReadiness(options.runtime, recorder))
+  }
+  if (metrics !== undefined && options.metricsRoute !== false && publicRoutes.metrics !== false) {
     registerMetricsRoute(
       router,
       metricsExposition(metrics.registry, { reuseMs: options.metricsReuseMs ?? 0 }),
     )
   }
-  registerOpenApiRoutes(router, basePath, document)
-  registerDocsRoutes(router, basePath)
+  if (publicRoutes.document !== false) {
+    registerOpenApiRoutes(router, basePath, (mountPath) => {
+      const publicBasePath = `${mountPath}${basePath}`
+      return openApiDocument({
+        basePath: publicBasePath,
+        servers: options.servers ?? sameOriginServers(publicBasePath),
+        operations,
+      })
+    })
+  }
+  if (publicRoutes.docs !== false) registerDocsRoutes(router, basePath)
   registerOperations(
     router,
     operations,

@@ -1,9 +1,21 @@
-export { createApp, type AppOptions } from "./app.js"
+export { createApp, type AppOptions, type PublicRoutes } from "./app.js"
 export type { PetRuntime } from "./vocabulary/runtime.js"
 
-// Operations: declared once, served by the app, documented by the document.
-export { defineOperation, type Operation, type OperationSpec } from "./operations/operation.js"
-export { petOperations } from "./operations/pet-operations.js"
+// Operations: declared once (data only), served with their handlers, documented by the document.
+export {
+  defineOperation,
+  noBody,
+  noHeaders,
+  noParameters,
+  type Handler,
+  type Operation,
+  type OperationSpec,
+  type RequestContext,
+} from "./operations/operation.js"
+export { serveOperation, type ServedOperation } from "./operations/serve-operation.js"
+export { petOperations } from "./operations/pet-api.js"
+export { servePetOperations } from "./operations/pet-handlers.js"
+export { schemaCodec, type SchemaCodec } from "./codecs/schema-codec.js"
 export { errorCatalogue, errorCodes, type ErrorCode } from "./vocabulary/error-catalogue.js"
 export { apiError, errorBodyText, type ApiError } from "./vocabulary/api-error.js"
 export { maxBodyBytes, maxJsonDepth } from "./vocabulary/body-limits.js"

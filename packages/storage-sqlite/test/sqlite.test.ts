@@ -167,7 +167,7 @@ describe("SQLite file", () => {
     {
       skip:
         process.getuid?.() === 0
-          ? "running as root, which may write any file (apps/http tests run this case unprivileged)"
+          ? "running as root, which may write any file (apps/server tests run this case unprivileged)"
           : false,
     },
     async () => {

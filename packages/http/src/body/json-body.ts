@@ -1,7 +1,8 @@
+import type { IncomingMessage } from "node:http"
 import { Either } from "effect"
 import type { Context } from "koa"
 import { apiError, type ApiError } from "../vocabulary/api-error.js"
-import { boundedMemo } from "../operations/bounded-memo.js"
+import { LRUCache } from "lru-cache"
 import { maxBodyBytes, maxJsonDepth } from "../vocabulary/body-limits.js"
 import { fractionalMembers, mayWriteFractions } from "./json-integers.js"
 import { readBodyText, type BodyFault } from "./read-body-text.js"
@@ -11,6 +12,10 @@ const bodyRequired = apiError(
   'a JSON object body is required, for example {"name": "Rex", "categoryId": 1}',
 )
 const tooLarge = apiError("payload_too_large", `the body exceeds ${maxBodyBytes} bytes`)
+const tooDeep = apiError(
+  "invalid_json",
+  `the body nests arrays and objects more than ${maxJsonDepth} deep; send a flatter document`,
+)
 const unsupported = (message: string) => apiError("unsupported_media_type", message)
 
 const faults: Readonly<Record<BodyFault, ApiError>> = {
@@ -64,9 +69,24 @@ const refuseByContentType = (ctx: Context): ApiError | undefined => {
 }
 
 // Parsing the media type is most of the cost of the header checks, and clients send the same
-// few: each distinct Content-Type is judged once. "acceptable" stands for no refusal, as the memo
-// cannot keep `undefined`.
-const contentTypeVerdicts = boundedMemo<ApiError | "acceptable">(100)
+// few: each distinct Content-Type is judged once, the 100 most recent kept, none longer than 256
+// characters. "acceptable" stands for no refusal, as the cache cannot keep `undefined`.
+const longestTypeKept = 256
+const contentTypeVerdicts = new LRUCache<string, ApiError | "acceptable">({
+  max: 100,
+  maxSize: 100 * longestTypeKept,
+  maxEntrySize: longestTypeKept,
+  sizeCalculation: (_verdict, type) => Math.max(1, type.length),
+})
+
+const verdictOn = (ctx: Context): ApiError | "acceptable" => {
+  const type = ctx.get("Content-Type")
+  const known = contentTypeVerdicts.get(type)
+  if (known !== undefined) return known
+  const verdict = refuseByContentType(ctx) ?? "acceptable"
+  contentTypeVerdicts.set(type, verdict)
+  return verdict
+}
 
 /** Why the request's headers rule its body out, if they do. */
 const refuseByHeaders = (ctx: Context): ApiError | undefined => {
@@ -74,10 +94,7 @@ const refuseByHeaders = (ctx: Context): ApiError | undefined => {
   if (length === 0 || (length === undefined && ctx.get("Transfer-Encoding") === "")) {
     return bodyRequired
   }
-  const verdict = contentTypeVerdicts.get(
-    ctx.get("Content-Type"),
-    () => refuseByContentType(ctx) ?? "acceptable",
-  )
+  const verdict = verdictOn(ctx)
   if (verdict !== "acceptable") return verdict
   const encoding = ctx.get("Content-Encoding").toLowerCase()
   if (encoding !== "" && encoding !== "identity") {
@@ -111,14 +128,7 @@ const keepFractionsAsWritten = (text: string, value: unknown): unknown => {
 /** A body's text as JSON, or why it is not JSON this service reads. */
 export const parseJsonText = (text: string): Either.Either<unknown, ApiError> => {
   if (text.trim() === "") return Either.left(bodyRequired)
-  if (nestsDeeperThan(text, maxJsonDepth)) {
-    return Either.left(
-      apiError(
-        "invalid_json",
-        `the body nests arrays and objects more than ${maxJsonDepth} deep; send a flatter document`,
-      ),
-    )
-  }
+  if (nestsDeeperThan(text, maxJsonDepth)) return Either.left(tooDeep)
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -131,12 +141,87 @@ export const parseJsonText = (text: string): Either.Either<unknown, ApiError> =>
 }
 
 /**
+ * Whether a parsed value nests arrays and objects deeper than `limit` (a top-level object is 1
+ * deep, as in `nestsDeeperThan`). The walk goes no deeper than `limit + 1` and visits each
+ * object once, so no value, however deep or self-referencing, costs more than its size.
+ */
+const valueNestsDeeperThan = (value: unknown, limit: number): boolean => {
+  const seen = new Set<object>()
+  const pending: Array<readonly [unknown, number]> = [[value, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [current, depth] = next
+    if (typeof current !== "object" || current === null || seen.has(current)) continue
+    if (depth > limit) return true
+    seen.add(current)
+    for (const member of Object.values(current)) pending.push([member, depth + 1])
+  }
+  return false
+}
+
+/**
+ * The checks `parseJsonText` makes, on a value a middleware in front of the app parsed, when its
+ * text was not kept: nesting (on the value), then size (the value written back as JSON, which
+ * is what the text was, give or take its whitespace and how it wrote numbers and escapes).
+ *
+ * What cannot be checked without the text: a number written with a fraction or an exponent in
+ * an integer field (`"categoryId": 1.0` parsed as 1 is taken as 1), and bytes that were not
+ * UTF-8 (the parser decided what became of them).
+ */
+const checkParsedValue = (value: unknown): Either.Either<unknown, ApiError> => {
+  if (valueNestsDeeperThan(value, maxJsonDepth)) return Either.left(tooDeep)
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    json = undefined
+  }
+  if (json === undefined) {
+    return Either.left(apiError("invalid_json", "the body did not parse as JSON"))
+  }
+  return Buffer.byteLength(json) > maxBodyBytes ? Either.left(tooLarge) : Either.right(value)
+}
+
+/**
+ * Whether something in front of the app has read from the request (a host's body parser).
+ * Not `complete`: that says the whole message has arrived, which a small body has before anyone
+ * reads it.
+ */
+const readBefore = (request: IncomingMessage): boolean =>
+  request.readableDidRead || request.readableEnded
+
+// Asking for the body again would wait for an `end` that has been and gone.
+const bodyTaken = apiError(
+  "internal_error",
+  "the body was read by a middleware in front of this service, which kept nothing of it",
+)
+
+/**
+ * The body a middleware in front of the app read, as the names @koa/bodyparser and
+ * koa-bodyparser keep it under: the text in `ctx.request.rawBody` (JSON types only), the value
+ * in `ctx.request.body`. The text, when there is one, goes through `parseJsonText`: the verdict
+ * is the one the app gives the same text read by itself, whatever the host's parser accepts or
+ * revives. Only when there is no text is the parsed value used, with what can be checked on it.
+ */
+const bodyReadBefore = (request: Context["request"]): Either.Either<unknown, ApiError> => {
+  const text: unknown = "rawBody" in request ? request.rawBody : undefined
+  if (typeof text === "string") {
+    // The text as decoded: a byte-order mark dropped, bytes that were not UTF-8 replaced.
+    return Buffer.byteLength(text) > maxBodyBytes ? Either.left(tooLarge) : parseJsonText(text)
+  }
+  const value: unknown = "body" in request ? request.body : undefined
+  return value === undefined ? Either.left(bodyTaken) : checkParsedValue(value)
+}
+
+/**
  * Reads the request body as JSON: `application/json` (or `+json`) in UTF-8, not content-encoded,
- * at most 1 MiB. What the client got wrong, or a body cut off, becomes a 4xx.
+ * at most 1 MiB. What the client got wrong, or a body cut off, becomes a 4xx. When a middleware
+ * in front of the app (a host's body parser) has read the body already, what it kept is used
+ * and checked the same way (`bodyReadBefore`); the request is never read twice.
  */
 export const readJsonBody = async (ctx: Context): Promise<Either.Either<unknown, ApiError>> => {
   const refused = refuseByHeaders(ctx)
   if (refused) return Either.left(refused)
+  if (readBefore(ctx.req)) return bodyReadBefore(ctx.request)
   const read = await readBodyText(ctx.req, maxBodyBytes, ctx.request.length)
   return Either.isLeft(read) ? Either.left(faults[read.left]) : parseJsonText(read.right)
 }

@@ -1,5 +1,7 @@
 import { staticAsset, type StaticAsset } from "./static-asset.js"
 
+export const initializerFileName = "initializer.js"
+
 /**
  * The script that starts Swagger UI on the page, served as a file so the page needs no inline
  * script. Swagger UI loads only `documentUrl`: its URL-from-query option and its online validator
@@ -7,7 +9,7 @@ import { staticAsset, type StaticAsset } from "./static-asset.js"
  */
 export const initializerScript = (documentUrl: string): StaticAsset =>
   staticAsset(
-    "initializer.js",
+    initializerFileName,
     "text/javascript; charset=utf-8",
     Buffer.from(`"use strict"
 window.ui = SwaggerUIBundle({

@@ -15,8 +15,12 @@ export const contentSecurityPolicy = [
   "frame-ancestors 'none'",
 ].join("; ")
 
-/** Where the page links an asset: the version in the query lets browsers cache it for long. */
-const assetUrl = (asset: StaticAsset): string => `/docs/${asset.name}?v=${asset.version}`
+/**
+ * Where the page links an asset: relative to the page (`docs/…` from `…/docs`), so the link
+ * resolves under whatever prefix the page was reached by. The version in the query lets browsers
+ * cache it for long.
+ */
+const assetUrl = (asset: StaticAsset): string => `docs/${asset.name}?v=${asset.version}`
 
 export interface PageAssets {
   readonly stylesheets: ReadonlyArray<StaticAsset>

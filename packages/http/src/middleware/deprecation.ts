@@ -1,21 +1,18 @@
 import type { Middleware } from "koa"
-import type { Deprecation } from "../operations/operation.js"
-
-/** The headers every response of a deprecated operation carries, whatever its status. */
-export const deprecationHeaders = (deprecation: Deprecation, basePath: string) => ({
-  Deprecation: `@${Math.floor(deprecation.since.getTime() / 1000)}`,
-  Sunset: deprecation.sunset.toUTCString(),
-  Link: `<${basePath}${deprecation.successor}>; rel="successor-version"`,
-})
+import { deprecationHeaders, type Deprecation } from "../operations/deprecation.js"
+import { mountPathOf, perMountPath } from "../request/mount-path.js"
 
 /**
  * Marks every response of a deprecated operation: placed before authentication in the
- * operation's own route, so that even a 401 tells the client the operation is going away.
+ * operation's own route, so that even a 401 tells the client the operation is going away. The
+ * successor's `Link` names it where the client reaches it: under the app's mount path, if any.
  */
 export const deprecation = (deprecation: Deprecation, basePath: string): Middleware => {
-  const headers = deprecationHeaders(deprecation, basePath)
+  const headersAt = perMountPath((mountPath) =>
+    deprecationHeaders(deprecation, `${mountPath}${basePath}`),
+  )
   return async (ctx, next) => {
-    ctx.set(headers)
+    ctx.set(headersAt(mountPathOf(ctx)))
     await next()
   }
 }

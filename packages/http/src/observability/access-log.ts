@@ -2,6 +2,7 @@ import type { RouterMiddleware } from "@koa/router"
 import type { Logger } from "../vocabulary/logger.js"
 import type { MetricsRecorder } from "./metrics.js"
 import type { RequestState } from "../vocabulary/request-state.js"
+import { publicPath } from "../request/mount-path.js"
 
 type ObservedState = RequestState
 type RoutedContext = Parameters<RouterMiddleware<ObservedState>>[0]
@@ -17,12 +18,18 @@ export interface RouteLabel {
 
 /**
  * The route the router matched (path and method), else the template of a route that has the path
- * but not the method (a 405 or an OPTIONS), else `unmatched`.
+ * but not the method (a 405 or an OPTIONS), else `unmatched`. A template is written as the client
+ * reaches it: under the app's mount path, if any (`/petstore/v1/pets`).
  */
 export const routeLabel = (ctx: RoutedContext): RouteLabel => {
-  if (ctx.routerPath !== undefined) return { route: ctx.routerPath, operation: ctx.routerName }
+  if (ctx.routerPath !== undefined) {
+    return { route: publicPath(ctx, ctx.routerPath), operation: ctx.routerName }
+  }
   const byPath = ctx.matched?.find((layer) => layer.methods.length > 0)?.path
-  return { route: typeof byPath === "string" ? byPath : unmatchedRoute, operation: undefined }
+  return {
+    route: typeof byPath === "string" ? publicPath(ctx, byPath) : unmatchedRoute,
+    operation: undefined,
+  }
 }
 
 const milliseconds = (since: number) => Math.round((performance.now() - since) * 1000) / 1000

@@ -1,6 +1,6 @@
 import { Option } from "effect"
-import type { Deprecation, Operation } from "../operations/operation.js"
-import { deprecationHeaders } from "../middleware/deprecation.js"
+import { deprecationHeaders, type Deprecation } from "../operations/deprecation.js"
+import type { Operation } from "../operations/operation.js"
 import { ErrorBody } from "./ErrorBody.js"
 import { headerComponents, headerRef } from "../vocabulary/headers.js"
 import { componentSchemas, type ComponentSchemas } from "./json-schema.js"
@@ -11,6 +11,8 @@ import type {
   Operation as OperationObject,
   PathItem,
 } from "../vocabulary/openapi-types.js"
+import { operationErrors } from "./operation-errors.js"
+import { operationParameters } from "./operation-parameters.js"
 import { errorResponses, jsonContent, type Headers } from "./responses.js"
 
 export const securitySchemeName = "bearerAuth"
@@ -20,7 +22,7 @@ export interface OpenApiInput {
   readonly basePath: string
   /** The base URLs of the API, each ending in `basePath` (or relative: the base path itself). */
   readonly servers: ReadonlyArray<ApiServer>
-  /** The operations to describe, as the router serves them. */
+  /** The operations to describe: their declarations, as the router serves them. */
   readonly operations: ReadonlyArray<Operation>
 }
 
@@ -54,6 +56,7 @@ const describeOperation = (
   operation: Operation,
   basePath: string,
   schemas: ComponentSchemas,
+  headers: Readonly<Record<string, Header>>,
 ): OperationObject => {
   const deprecated = Option.map(operation.deprecation, (notice) => ({
     notice,
@@ -64,6 +67,7 @@ const describeOperation = (
     onSome: ({ headers }) => headers,
   })
   const { success } = operation
+  const parameters = operationParameters(operation)
   const admittedHeaders: Headers = operation.requiresKey
     ? { "RateLimit-Policy": headerRef("RateLimitPolicy"), RateLimit: headerRef("RateLimit") }
     : {}
@@ -95,9 +99,9 @@ const describeOperation = (
       }),
     }),
     security: operation.requiresKey ? [{ [securitySchemeName]: [] }] : [],
-    ...(operation.parameters.length > 0
+    ...(parameters.length > 0
       ? {
-          parameters: operation.parameters.map((parameter) => ({
+          parameters: parameters.map((parameter) => ({
             name: parameter.name,
             in: parameter.in,
             required: parameter.required,
@@ -106,23 +110,28 @@ const describeOperation = (
           })),
         }
       : {}),
-    ...Option.match(operation.body, {
-      onNone: () => ({}),
-      onSome: (body) => ({
-        requestBody: {
-          description: body.description,
-          required: true,
-          content: jsonContent(schemas.of(body.schema, { excessProperties: "ignored" })),
-        },
-      }),
-    }),
+    ...(operation.body.read
+      ? {
+          requestBody: {
+            description: operation.body.description,
+            required: true,
+            content: jsonContent(
+              schemas.of(operation.body.schema, { excessProperties: "ignored" }),
+            ),
+          },
+        }
+      : {}),
     responses: {
       [String(success.status)]: {
         description: success.description,
         headers: successHeaders,
         content: jsonContent(schemas.of(success.schema)),
       },
-      ...errorResponses(operation.errors, deprecationHeadersOf, admittedHeaders),
+      ...errorResponses(
+        operationErrors(operation),
+        { route: deprecationHeadersOf, admitted: admittedHeaders },
+        headers,
+      ),
     },
   }
 }
@@ -131,11 +140,17 @@ const describeOperation = (
 export const openApiDocument = (input: OpenApiInput): OpenApiDocument => {
   const schemas = componentSchemas()
   schemas.of(ErrorBody)
+  const headers = headerComponents(input.basePath)
   const paths: Record<string, PathItem> = {}
   for (const operation of input.operations) {
     paths[operation.path] = {
       ...paths[operation.path],
-      [operation.method.toLowerCase()]: describeOperation(operation, input.basePath, schemas),
+      [operation.method.toLowerCase()]: describeOperation(
+        operation,
+        input.basePath,
+        schemas,
+        headers,
+      ),
     }
   }
   return {
@@ -151,7 +166,7 @@ export const openApiDocument = (input: OpenApiInput): OpenApiDocument => {
     paths,
     components: {
       schemas: schemas.components(),
-      headers: headerComponents(input.basePath),
+      headers,
       securitySchemes: {
         [securitySchemeName]: {
           type: "http",

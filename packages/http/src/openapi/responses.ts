@@ -26,37 +26,85 @@ const describe = (codes: ReadonlyArray<ErrorCode>) => {
     : codes.map((code) => `\`${code}\`: ${errorCatalogue[code].when}`).join(" ")
 }
 
+/** The headers of the answers an operation's own route gives, beyond those of the catalogue. */
+export interface OperationHeaders {
+  /** On every answer of its route (a deprecated operation's `Deprecation`, `Sunset`, `Link`). */
+  readonly route: Headers
+  /** On every answer given once its key check admitted the request (`RateLimit`…). */
+  readonly admitted: Headers
+}
+
+/** One header an answer carries: the response lists its name, schema and whether it is always sent. */
+interface Carried {
+  /** Headers are listed by where they come from: the request id, the code, the route, the key. */
+  readonly layer: number
+  readonly name: string
+  readonly header: Header | Reference
+}
+
+/** What every answer with `code` carries. */
+const carriedBy = (code: ErrorCode, operation: OperationHeaders): ReadonlyArray<Carried> => {
+  const entry = errorEntry(code)
+  const layer = (index: number, headers: Headers) =>
+    Object.entries(headers).map(([name, header]) => ({ layer: index, name, header }))
+  return [
+    ...layer(0, { "X-Request-Id": headerRef("XRequestId") }),
+    ...layer(
+      1,
+      Object.fromEntries(
+        Object.entries(entry.headers ?? {}).map(([name, component]) => [
+          name,
+          headerRef(component),
+        ]),
+      ),
+    ),
+    ...(entry.origin === "operation" ? layer(2, operation.route) : []),
+    ...(entry.afterAdmission ? layer(3, operation.admitted) : []),
+  ]
+}
+
 /**
- * The Error responses for `codes`, one per status: the codes it may carry, what each means,
- * and the headers the catalogue gives them; `extraHeaders` for those an operation adds to the
- * responses its own route answers, and `admittedHeaders` for those it adds once a key is admitted.
+ * The headers of a response that stands for every code in `group`: each one any of them carries,
+ * required only when every one of them always carries it.
+ */
+const headersOf = (
+  group: ReadonlyArray<ErrorCode>,
+  operation: OperationHeaders,
+  components: Readonly<Record<string, Header>>,
+): Headers => {
+  const carried = group.map((code) => carriedBy(code, operation))
+  const optional = (header: Header | Reference): Header | Reference => {
+    const shown = "$ref" in header ? components[header.$ref.split("/").pop() ?? ""] : header
+    if (shown === undefined) throw new Error(`no header component for ${JSON.stringify(header)}`)
+    return shown.required ? { ...shown, required: false } : header
+  }
+  const headers: Record<string, Header | Reference> = {}
+  const layers = [...new Set(carried.flat().map(({ layer }) => layer))].sort((a, b) => a - b)
+  for (const layer of layers) {
+    for (const { name, header } of carried.flat().filter((entry) => entry.layer === layer)) {
+      if (name in headers) continue
+      const always = carried.every((headers) => headers.some((entry) => entry.name === name))
+      headers[name] = always ? header : optional(header)
+    }
+  }
+  return headers
+}
+
+/**
+ * The Error responses for `codes`, one per status: the codes it may carry, what each means, and
+ * the headers its answers carry (`components` shows those referred to).
  */
 export const errorResponses = (
   codes: ReadonlyArray<ErrorCode>,
-  extraHeaders: Headers,
-  admittedHeaders: Headers,
+  operation: OperationHeaders,
+  components: Readonly<Record<string, Header>>,
 ): Readonly<Record<string, Response>> =>
   Object.fromEntries(
     [...byStatus(codes)].map(([status, group]) => {
-      const headers: Record<string, Header | Reference> = {
-        "X-Request-Id": headerRef("XRequestId"),
-      }
-      for (const code of group) {
-        for (const [name, component] of Object.entries(errorEntry(code).headers ?? {})) {
-          headers[name] = headerRef(component)
-        }
-      }
-      const fromOperation = group.every((code) => errorCatalogue[code].origin === "operation")
-      // A 401 is answered before a key is admitted, so nothing about the key's limit is on it.
-      const afterAdmission = fromOperation && !group.includes("unauthorized")
-      const allHeaders = {
-        ...headers,
-        ...(fromOperation ? extraHeaders : {}),
-        ...(afterAdmission ? admittedHeaders : {}),
-      }
+      const headers = headersOf(group, operation, components)
       const response: Response = {
         description: describe(group),
-        ...(Object.keys(allHeaders).length > 0 ? { headers: allHeaders } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
         content: jsonContent({
           allOf: [
             componentRef("Error"),

@@ -1,9 +1,10 @@
 import type { Context } from "koa"
 import type { ApiRouter } from "./router.js"
-import { initializerScript } from "../docs/initializer.js"
+import { initializerFileName, initializerScript } from "../docs/initializer.js"
 import { contentSecurityPolicy, docsPage } from "../docs/page.js"
 import type { StaticAsset } from "../docs/static-asset.js"
 import { swaggerUiAssets, swaggerUiFileNames } from "../docs/swagger-ui-assets.js"
+import { mountPathOf, perMountPath } from "../request/mount-path.js"
 
 interface Site {
   readonly page: string
@@ -53,19 +54,21 @@ const sendAsset = (ctx: Context, asset: StaticAsset) => {
 /**
  * `GET /docs`: the API reference, Swagger UI rendering `{basePath}/openapi.json`. Open to all.
  * Every file the page loads is served from here, so it works with no other network; only the
- * files it needs are served, by exact name.
+ * files it needs are served, by exact name. The page links its files relative to itself, and
+ * its initializer names the document under the mount path the page was asked by: one site is
+ * built for each mount path, on first use.
  */
 export const registerDocsRoutes = (router: ApiRouter, basePath: string): void => {
-  const initializer = initializerScript(`${basePath}/openapi.json`)
-  let site: Promise<Site> | undefined
-  const loadSite = () => (site ??= buildSite(initializer))
+  const siteAt = perMountPath((mountPath) =>
+    buildSite(initializerScript(`${mountPath}${basePath}/openapi.json`)),
+  )
 
   router.get("/docs", async (ctx) => {
-    sendPage(ctx, (await loadSite()).page)
+    sendPage(ctx, (await siteAt(mountPathOf(ctx))).page)
   })
-  for (const name of [...swaggerUiFileNames, initializer.name]) {
+  for (const name of [...swaggerUiFileNames, initializerFileName]) {
     router.get(`/docs/${name}`, async (ctx) => {
-      const asset = (await loadSite()).assets.get(name)
+      const asset = (await siteAt(mountPathOf(ctx))).assets.get(name)
       if (asset !== undefined) sendAsset(ctx, asset)
     })
   }

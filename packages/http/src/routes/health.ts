@@ -5,17 +5,23 @@ import type { Logger } from "../vocabulary/logger.js"
 import type { Readiness } from "../observability/readiness.js"
 
 /**
- * `GET /healthz`: the process is up (it never asks storage). `GET /readyz`: storage answers too,
- * else 503 `storage_unavailable` with `Retry-After`. Both open to all, for load balancers and
+ * `GET /healthz`: the process is up (it never asks storage). Open to all, for load balancers and
  * orchestrators.
  */
-export const registerHealthRoutes = (
-  router: ApiRouter,
-  readiness: (log: Logger) => Promise<Readiness>,
-): void => {
+export const registerHealthRoute = (router: ApiRouter): void => {
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" }
   })
+}
+
+/**
+ * `GET /readyz`: storage answers too, else 503 `storage_unavailable` with `Retry-After`. Open to
+ * all, like `/healthz`.
+ */
+export const registerReadinessRoute = (
+  router: ApiRouter,
+  readiness: (log: Logger) => Promise<Readiness>,
+): void => {
   router.get("/readyz", async (ctx) => {
     ctx.set("Cache-Control", "no-store")
     const answer = await readiness(ctx.state.log)

@@ -3,8 +3,9 @@ import { Option } from "effect"
 import { apiError, respondWithError } from "../vocabulary/api-error.js"
 import { readJsonBody } from "../body/json-body.js"
 import { deprecation } from "../middleware/deprecation.js"
+import { publicPath } from "../request/mount-path.js"
 import type { RequestState } from "../vocabulary/request-state.js"
-import type { Edge, Operation } from "../operations/operation.js"
+import type { Edge, ServedOperation } from "../operations/serve-operation.js"
 
 /** What a route finds in `ctx.state`: the request's id and logger, and who sent it. */
 export type RouteState = RequestState
@@ -23,11 +24,12 @@ export const createRouter = (): ApiRouter =>
 export const routerPath = (template: string): string => template.replace(/\{(\w+)\}/g, ":$1")
 
 const answer =
-  (operation: Operation, edge: Edge): RouteMiddleware =>
+  (operation: ServedOperation, edge: Edge): RouteMiddleware =>
   async (ctx) => {
     const reply = await operation.handle(
       {
         principal: Option.fromNullable(ctx.state.principal),
+        basePath: publicPath(ctx, edge.basePath),
         log: () => ctx.state.log,
         rawHeaders: ctx.req.rawHeaders,
         params: ctx.params,
@@ -50,7 +52,7 @@ const answer =
  */
 export const registerOperations = (
   router: ApiRouter,
-  operations: ReadonlyArray<Operation>,
+  operations: ReadonlyArray<ServedOperation>,
   edge: Edge,
   requireKey: RouteMiddleware,
 ): void => {
@@ -79,7 +81,10 @@ const allowedMethods = (ctx: RouterContext<RouteState>): ReadonlyArray<string> =
 const answerUnrouted = (ctx: RouterContext<RouteState>) => {
   const allowed = allowedMethods(ctx)
   if (allowed.length === 0) {
-    return respondWithError(ctx, apiError("not_found", `nothing is at ${ctx.path}`))
+    return respondWithError(
+      ctx,
+      apiError("not_found", `nothing is at ${publicPath(ctx, ctx.path)}`),
+    )
   }
   ctx.set("Allow", allowed.join(", "))
   if (ctx.method === "OPTIONS") {
@@ -90,7 +95,7 @@ const answerUnrouted = (ctx: RouterContext<RouteState>) => {
     ctx,
     apiError(
       "method_not_allowed",
-      `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allowed.join(", ")}`,
+      `${ctx.method} is not allowed on ${publicPath(ctx, ctx.path)}; allowed: ${allowed.join(", ")}`,
     ),
   )
 }

@@ -1,41 +1,27 @@
 import {
-  createPet,
-  cursorAfter,
   defaultLimit,
-  IdempotencyScope,
-  getPet,
   IntFromString,
   Limit,
-  listPets,
   ListPetsQuery,
+  maxLimit,
   NewPet,
   PageCursor,
   Pet,
   PetId,
   PetStatus,
-  plainNewPet,
-  type PetPage,
 } from "@petstore/core"
-import { Effect, Option, Schema } from "effect"
+import { Schema } from "effect"
 import { IdempotencyKeyHeader } from "./idempotency-key-header.js"
-import { petJson, petsJson } from "./pet-json.js"
 import { defineOperation, noBody, noHeaders, noParameters, type Operation } from "./operation.js"
 
-const Pets = Schema.Array(Pet).annotations({
+// The Petstore's operations as declarations: data only, no use case imported. Their handlers are
+// in `pet-handlers.ts`; the app joins the two where it serves them.
+
+/** A page of animals: at most `limit` of them, so never more than the largest limit. */
+export const Pets = Schema.Array(Pet).pipe(Schema.maxItems(maxLimit)).annotations({
   identifier: "Pets",
   description: "A page of animals, in ascending `id` order.",
 })
-
-/**
- * `Link: <…>; rel="next"` while more pets match: the same query from after the page's last pet.
- * Written out rather than through URLSearchParams: a limit, a status and a base64url cursor
- * have nothing to escape.
- */
-const nextPageLink = (basePath: string, query: ListPetsQuery, page: PetPage) =>
-  Option.map(page.next, (lastId) => {
-    const status = query.status === undefined ? "" : `&status=${query.status}`
-    return `<${basePath}/pets?limit=${query.limit}${status}&cursor=${cursorAfter(lastId)}>; rel="next"`
-  })
 
 export const listPetsOperation = defineOperation({
   id: "listPets",
@@ -68,18 +54,9 @@ export const listPetsOperation = defineOperation({
     status: 200,
     description: "A page of animals.",
     schema: Pets,
-    json: petsJson,
     headers: { Link: "NextPageLink" },
   },
   failures: { StorageUnavailable: true },
-  run: ({ query }, { basePath }) =>
-    Effect.map(listPets(query), (page) => ({
-      value: page.pets,
-      headers: Option.match(nextPageLink(basePath, query, page), {
-        onNone: () => ({}),
-        onSome: (link) => ({ Link: link }),
-      }),
-    })),
 })
 
 export const createPetOperation = defineOperation({
@@ -115,31 +92,15 @@ export const createPetOperation = defineOperation({
     schema: NewPet,
     description: "The animal to add. Properties other than these are ignored.",
     read: true,
-    plain: plainNewPet,
   },
   success: {
     status: 201,
     description:
       "The animal was added: the fields sent, plus the `id` assigned. A replay answers the animal the first create with the key added.",
     schema: Pet,
-    json: petJson,
     headers: { Location: "Location", "Idempotent-Replayed": "IdempotentReplayed" },
   },
   failures: { StorageUnavailable: true, IdempotencyKeyReused: true, IdempotencyKeyInUse: true },
-  run: ({ body, headers }, { basePath, principal }) => {
-    const key = headers["Idempotency-Key"]
-    const idempotency =
-      key === undefined || Option.isNone(principal)
-        ? undefined
-        : { key, scope: IdempotencyScope.make(principal.value.keyId) }
-    return Effect.map(createPet(body, idempotency), ({ pet, replayed }) => ({
-      value: pet,
-      headers: {
-        Location: `${basePath}/pets/${pet.id}`,
-        ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
-      },
-    }))
-  },
 })
 
 export const getPetOperation = defineOperation({
@@ -163,9 +124,8 @@ export const getPetOperation = defineOperation({
   query: noParameters,
   headers: noHeaders,
   body: noBody,
-  success: { status: 200, description: "The animal.", schema: Pet, json: petJson },
+  success: { status: 200, description: "The animal.", schema: Pet },
   failures: { PetNotFound: true, StorageUnavailable: true },
-  run: ({ params }) => Effect.map(getPet(params.petId), (pet) => ({ value: pet })),
 })
 
 /** Every operation of the API, in the order the document lists them. */

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict"
 import { createHash } from "node:crypto"
 import { describe, it } from "node:test"
-import { bearerTokenPattern } from "../src/config.js"
-import { generateApiKey, generateKeyId, hashApiKey, isWellFormedApiKey } from "@petstore/http"
+import {
+  generateApiKey,
+  generateKeyId,
+  hashApiKey,
+  isWellFormedApiKey,
+} from "../src/keys/api-key-format.js"
+import { bearerTokenPattern } from "../src/vocabulary/headers.js"
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

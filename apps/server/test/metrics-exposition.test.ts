@@ -1,8 +1,8 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Counter, Gauge, Registry } from "prom-client"
-import { metricsExposition } from "../src/observability/metrics-exposition.js"
-import { parseExposition, sampleValue } from "@petstore/server"
+import { metricsExposition } from "@petstore/http"
+import { parseExposition, sampleValue } from "./prometheus-text.js"
 
 /** A registry with one counter, and how many times it was rendered. */
 const countedRegistry = () => {
