@@ -53,7 +53,10 @@ const scalarKind = (ast: SchemaAST.AST): ScalarKind | undefined => {
   }
 }
 
-/** What `JSON.stringify` escapes in a string: `"`, `\`, control characters, lone surrogates. */
+/**
+ * What `JSON.stringify` may escape in a string: `"`, `\`, control characters and lone surrogates
+ * (a string with any surrogate is left to it, paired ones included).
+ */
 const needsEscaping = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 const writers: { readonly [Kind in ScalarKind]: JsonEncoder } = {
