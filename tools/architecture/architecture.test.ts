@@ -35,7 +35,13 @@ const sourceDirs = async (): Promise<ReadonlyArray<string>> => {
     for (const entry of await readdir(path.join(repoRoot, parent), { withFileTypes: true })) {
       if (!entry.isDirectory()) continue
       const src = path.join(parent, entry.name, "src")
-      if (await readdir(path.join(repoRoot, src)).then(() => true, () => false)) dirs.push(src)
+      if (
+        await readdir(path.join(repoRoot, src)).then(
+          () => true,
+          () => false,
+        )
+      )
+        dirs.push(src)
     }
   }
   return dirs
