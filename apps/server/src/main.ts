@@ -177,20 +177,6 @@ const main = async () => {
   const originAt = (port: number) =>
     `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`
   const origin = originAt(port)
-  lifecycle.info(
-    {
-      url: `${origin}${config.basePath}`,
-      docs: `${origin}/docs`,
-      ...(metrics === undefined
-        ? {}
-        : {
-            metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
-          }),
-      storage: describeStorageChoice(config.storage),
-      apiKeys: apiKeys.length,
-    },
-    "petstore listening",
-  )
 
   let stopping = false
   const stop = (signal: NodeJS.Signals) => {
@@ -214,8 +200,25 @@ const main = async () => {
       process.exit(code)
     })
   }
+  // Before the line that tells orchestrators and tests the server is ready: a signal sent the
+  // moment they read it must find its handler.
   process.on("SIGTERM", stop)
   process.on("SIGINT", stop)
+
+  lifecycle.info(
+    {
+      url: `${origin}${config.basePath}`,
+      docs: `${origin}/docs`,
+      ...(metrics === undefined
+        ? {}
+        : {
+            metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
+          }),
+      storage: describeStorageChoice(config.storage),
+      apiKeys: apiKeys.length,
+    },
+    "petstore listening",
+  )
 }
 
 main().catch((error: unknown) =>
