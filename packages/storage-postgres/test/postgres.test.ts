@@ -21,7 +21,7 @@ import { storageFailureReasons } from "@petstore/storage"
 import { repositoryContract } from "@petstore/storage/testing"
 import { PostgresPetRepository } from "../src/index.js"
 import { withTemporaryPostgresDatabase } from "../src/testing/index.js"
-import { driverCode } from "./driver-code.js"
+import { driverCode } from "@petstore/storage/sql"
 
 /** The `_tag` of the error an exit failed with, if it failed with one. */
 const failureTag = (exit: Exit.Exit<unknown, { readonly _tag: string }>) =>

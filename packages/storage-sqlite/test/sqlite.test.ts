@@ -12,7 +12,7 @@ import { storageFailureReasons } from "@petstore/storage"
 import { repositoryContract } from "@petstore/storage/testing"
 import { SqlitePetRepository } from "../src/index.js"
 import { sqliteIntegrityCheck } from "../src/testing/index.js"
-import { driverCode } from "./driver-code.js"
+import { driverCode } from "@petstore/storage/sql"
 
 const directory = mkdtempSync(path.join(tmpdir(), "petstore-sqlite-"))
 after(() => rmSync(directory, { recursive: true, force: true }))
