@@ -22,7 +22,7 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   ],
   "packages/client/src": [["schema.ts"], ["index.ts"]],
   "apps/server/src": [
-    ["storage/", "logs/", "server/", "keys/"],
+    ["storage/", "logs/", "server/", "keys/", "tracing/"],
     ["config.ts"],
     ["cli/", "default-document.ts"],
     ["main.ts"],

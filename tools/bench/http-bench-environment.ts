@@ -106,3 +106,40 @@ export const serviceBuild = (): ServiceBuild => {
         warnings,
       }
 }
+
+/** Another checkout's built service, benchmarked beside this one (`BENCH_BEFORE`). */
+export interface OtherBuild {
+  readonly path: string
+  readonly main: string
+  /** The checkout's commit, short. */
+  readonly commit: string
+}
+
+const commitOf = (root: string): string => {
+  try {
+    return execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"]).toString().trim()
+  } catch {
+    return path.basename(root)
+  }
+}
+
+/**
+ * `BENCH_BEFORE`: the roots of other checkouts of this repository (separated by `:`), each built
+ * (`npm run build`), whose service runs beside this one: the same machine and run, the rounds
+ * interleaved. Its server is apps/server/dist/main.js, or apps/http/dist/main.js in checkouts from
+ * before the packages split.
+ */
+export const beforeBuilds = (): ReadonlyArray<OtherBuild> =>
+  (process.env["BENCH_BEFORE"] ?? "")
+    .split(path.delimiter)
+    .filter((root) => root !== "")
+    .map((root) => {
+      const main = ["apps/server/dist/main.js", "apps/http/dist/main.js"]
+        .map((candidate) => path.resolve(root, candidate))
+        .find((candidate) => existsSync(candidate))
+      if (main === undefined)
+        throw new Error(
+          `BENCH_BEFORE: neither apps/server/dist/main.js nor apps/http/dist/main.js is built in ${root}`,
+        )
+      return { path: root, main, commit: commitOf(root) }
+    })

@@ -36,6 +36,21 @@ export interface Report {
   readonly mismatches: ReadonlyArray<Mismatch>
   /** The service as benchmarked beside one with its access log and rate limits on. */
   readonly operations: ReadonlyArray<Run>
+  /** The service beside itself with every request traced (and, if given, another build). */
+  readonly tracing?:
+    | {
+        readonly runs: ReadonlyArray<Run>
+        /** Exports the local OTLP receiver took, and their bytes. */
+        readonly exports: number
+        readonly exportedBytes: number
+        /** Other builds run beside it (`BENCH_BEFORE`). */
+        readonly before: ReadonlyArray<{
+          readonly target: string
+          readonly path: string
+          readonly main: string
+        }>
+      }
+    | undefined
   readonly creates: ReadonlyArray<Run>
   readonly rss: {
     readonly seconds: number
@@ -135,6 +150,53 @@ const fullCollectionsNote = (rss: Report["rss"]): string => {
   return `${warmup} Full collections during the measured run: ${rss.fullCollections}.`
 }
 
+/**
+ * The first target's figures per scenario, then each other target's with what it adds per
+ * request (per round, against the first target's run of the same round) and the ratio.
+ */
+const costTable = (
+  runs: ReadonlyArray<Run>,
+  scenarios: ReadonlyArray<{ readonly id: string; readonly title: string }>,
+): string => {
+  const [reference = "", ...others] = [...new Set(runs.map((run) => run.target))]
+  const measured = scenarios.filter((scenario) => runs.some((run) => run.scenario === scenario.id))
+  const p50 = (run: Run) => run.latencyP50
+  return table(
+    ["scenario", "target", "CPU µs/req", "added µs/req", "ratio", "p50 latency", "added p50"],
+    measured.flatMap((scenario) => {
+      const referenceRuns = select(runs, reference, scenario.id)
+      return [
+        [
+          scenario.title,
+          reference,
+          show(spread(referenceRuns.map(cpu)), 1),
+          "",
+          "",
+          `${show(spread(referenceRuns.map(p50)), 2)} ms`,
+          "",
+        ],
+        ...others.map((other) => {
+          const otherRuns = select(runs, other, scenario.id)
+          const added = (measure: (run: Run) => number) =>
+            otherRuns.flatMap((run) => {
+              const same = referenceRuns.find((referenceRun) => referenceRun.round === run.round)
+              return same === undefined ? [] : [measure(run) - measure(same)]
+            })
+          return [
+            "",
+            other,
+            show(spread(otherRuns.map(cpu)), 1),
+            show(spread(added(cpu)), 1),
+            show(spread(roundRatios(otherRuns, referenceRuns, cpu)), 2, "×"),
+            `${show(spread(otherRuns.map(p50)), 2)} ms`,
+            `${show(spread(added(p50)), 2)} ms`,
+          ]
+        }),
+      ]
+    }),
+  )
+}
+
 export const renderReport = (report: Report, previousJson?: string): string => {
   const { settings } = report
   const lines: Array<string> = []
@@ -226,52 +288,26 @@ export const renderReport = (report: Report, previousJson?: string): string => {
       "",
     )
 
-  const [quiet = "", ...operatedTargets] = [...new Set(report.operations.map((run) => run.target))]
-  const operationScenarios = report.scenarios.filter((scenario) =>
-    report.operations.some((run) => run.scenario === scenario.id),
-  )
-  const p50 = (run: Run) => run.latencyP50
   lines.push(
     "### What the access log and the rate limiter cost",
     "",
     `Every comparison above runs the service with \`PETSTORE_LOG_LEVEL=warn\` and \`PETSTORE_RATE_LIMIT=off\`, as the baselines neither log nor limit. Here the same build runs beside itself with \`PETSTORE_LOG_LEVEL=info\` (one JSON access line per request, written to a pipe) and \`PETSTORE_RATE_LIMIT=1000000/s\` (every request counted, none refused), with the buckets in the process's memory and, with \`PETSTORE_REDIS_URL\`, in the machine's Redis (one \`EVALSHA\` per request); the rounds interleave them. Redis's own CPU is not counted: the server's is.`,
     "",
-    table(
-      ["scenario", "target", "CPU µs/req", "added µs/req", "ratio", "p50 latency", "added p50"],
-      operationScenarios.flatMap((scenario) => {
-        const quietRuns = select(report.operations, quiet, scenario.id)
-        return [
-          [
-            scenario.title,
-            quiet,
-            show(spread(quietRuns.map(cpu)), 1),
-            "",
-            "",
-            `${show(spread(quietRuns.map(p50)), 2)} ms`,
-            "",
-          ],
-          ...operatedTargets.map((operated) => {
-            const operatedRuns = select(report.operations, operated, scenario.id)
-            const added = (measure: (run: Run) => number) =>
-              operatedRuns.flatMap((run) => {
-                const other = quietRuns.find((quietRun) => quietRun.round === run.round)
-                return other === undefined ? [] : [measure(run) - measure(other)]
-              })
-            return [
-              "",
-              operated,
-              show(spread(operatedRuns.map(cpu)), 1),
-              show(spread(added(cpu)), 1),
-              show(spread(roundRatios(operatedRuns, quietRuns, cpu)), 2, "×"),
-              `${show(spread(operatedRuns.map(p50)), 2)} ms`,
-              `${show(spread(added(p50)), 2)} ms`,
-            ]
-          }),
-        ]
-      }),
-    ),
+    costTable(report.operations, report.scenarios),
     "",
   )
+
+  if (report.tracing !== undefined) {
+    const { tracing } = report
+    lines.push(
+      "### What tracing costs",
+      "",
+      `The service as above (tracing off: no \`OTEL_\` variable) beside the same build with \`OTEL_EXPORTER_OTLP_ENDPOINT\` set to a local OTLP receiver in the benchmark's process, which answers every export and keeps nothing, and \`OTEL_TRACES_SAMPLER=always_on\`: every request traced and exported (http/protobuf, the SDK's batch processor).${tracing.before.length === 0 ? "" : ` Beside them, other builds (\`BENCH_BEFORE\`): ${tracing.before.map((build) => `"${build.target}" (\`${build.main}\` of ${build.path})`).join(", ")}, the service before the changes being measured.`} The rounds interleave them. The receiver took ${format(tracing.exports, 0)} exports (${mib(tracing.exportedBytes / 1024)}).`,
+      "",
+      costTable(tracing.runs, report.scenarios),
+      "",
+    )
+  }
 
   const createTargets = [...new Set(report.creates.map((run) => run.target))]
   const [memory = "", sqlite = ""] = createTargets

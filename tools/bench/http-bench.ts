@@ -11,7 +11,9 @@
  *
  * Settings (environment): BENCH_ROUNDS, BENCH_SECONDS (measured), BENCH_WARMUP (seconds),
  * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_RSS_WARMUP_LIMIT, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
- * BENCH_SERVICE (dist or src: the built apps/server/dist/main.js, or the sources through tsx).
+ * BENCH_SERVICE (dist or src: the built apps/server/dist/main.js, or the sources through tsx),
+ * BENCH_BEFORE (other checkouts, built, separated by `:`, whose services run beside this one
+ * in the tracing phase: the cost of a change, measured in one run).
  */
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -34,7 +36,14 @@ import {
 } from "./processes.js"
 import { checkResponse, conformance, type Mismatch } from "./http-bench-checks.js"
 import { renderReport, type Report, type Run } from "./http-bench-report.js"
-import { environment, repoRoot, serviceBuild, versions } from "./http-bench-environment.js"
+import {
+  beforeBuilds,
+  environment,
+  repoRoot,
+  serviceBuild,
+  versions,
+} from "./http-bench-environment.js"
+import { startOtlpSink } from "./otlp-sink.js"
 
 const quick = process.env["BENCH_QUICK"] === "1"
 const setting = (name: string, fallback: number): number => {
@@ -287,15 +296,18 @@ const compareTargets = async (
 const operationsScenarios = scenarios.filter((scenario) => scenario.id !== "listSold100")
 const operationsRounds = Math.min(settings.rounds, 2)
 
-/** The service with and without its logs and rate limits (in memory, in Redis), interleaved. */
-const operationsCost = async (load: LoadWorker): Promise<Array<Run>> => {
+/**
+ * Servers started from `commands`, seeded and checked, then measured on the operations'
+ * scenarios, the rounds interleaving them: what one build or setting costs beside another.
+ */
+const interleaved = async (
+  load: LoadWorker,
+  phase: string,
+  commands: ReadonlyArray<ServerCommand>,
+): Promise<Array<Run>> => {
   const servers: Array<Server> = []
   try {
-    for (const command of [
-      serviceCommand("service", "memory"),
-      operatedService,
-      operatedWithRedis,
-    ]) {
+    for (const command of commands) {
       const server = await startServer(command, serverCore)
       servers.push(server)
       await seed(server, settings.seedPets)
@@ -303,7 +315,7 @@ const operationsCost = async (load: LoadWorker): Promise<Array<Run>> => {
     }
     const runs: Array<Run> = []
     for (let round = 1; round <= operationsRounds; round++) {
-      log(`logs and limits, round ${round} of ${operationsRounds}`)
+      log(`${phase}, round ${round} of ${operationsRounds}`)
       for (const scenario of operationsScenarios) {
         for (const server of servers) runs.push(await measure(load, server, scenario, round))
       }
@@ -311,6 +323,56 @@ const operationsCost = async (load: LoadWorker): Promise<Array<Run>> => {
     return runs
   } finally {
     await Promise.all(servers.map((server) => server.stop()))
+  }
+}
+
+/** The service with and without its logs and rate limits (in memory, in Redis), interleaved. */
+const operationsCost = (load: LoadWorker): Promise<Array<Run>> =>
+  interleaved(load, "logs and limits", [
+    serviceCommand("service", "memory"),
+    operatedService,
+    operatedWithRedis,
+  ])
+
+const before = beforeBuilds()
+
+/**
+ * The service with tracing off, the same build tracing every request to a local OTLP receiver,
+ * and (with `BENCH_BEFORE`) the builds before the change, interleaved.
+ */
+const tracingCost = async (load: LoadWorker): Promise<NonNullable<Report["tracing"]>> => {
+  const sink = await startOtlpSink()
+  const traced: ServerCommand = {
+    ...serviceCommand("service, traced", "memory"),
+    env: {
+      ...serviceEnv("memory"),
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+      OTEL_TRACES_SAMPLER: "always_on",
+    },
+  }
+  const beforeTargets = before.map((build) => ({
+    ...serviceCommand(`service at ${build.commit}`, "memory"),
+    args: [build.main],
+    cwd: build.path,
+  }))
+  try {
+    const runs = await interleaved(load, "tracing", [
+      serviceCommand("service", "memory"),
+      traced,
+      ...beforeTargets,
+    ])
+    return {
+      runs,
+      exports: sink.exports(),
+      exportedBytes: sink.bytes(),
+      before: before.map((build, index) => ({
+        target: beforeTargets[index]?.name ?? build.commit,
+        path: build.path,
+        main: path.relative(build.path, build.main),
+      })),
+    }
+  } finally {
+    await sink.close()
   }
 }
 
@@ -502,6 +564,7 @@ const main = async () => {
   try {
     const { runs, mismatches } = await compareTargets(load)
     const operationsRuns = await operationsCost(load)
+    const tracing = await tracingCost(load)
     const createRuns = await durableCreates(load, directory)
     log("RSS over a mixed run")
     const rss = await rssOverTime(load)
@@ -526,6 +589,7 @@ const main = async () => {
       runs,
       mismatches,
       operations: operationsRuns,
+      tracing,
       creates: createRuns,
       rss,
       memoryPerPet: perPet,

@@ -1,4 +1,19 @@
 import { parseStorageChoice, type StorageChoice } from "./storage/storage-selection.js"
+import {
+  defaultOtlpEndpoint,
+  readCount,
+  readOtlpEndpoint,
+  readOtlpHeaders,
+  readOtlpProtocol,
+  readResourceAttributes,
+  readSamplerRatio,
+  readServiceName,
+  readTracesExporter,
+  readTracesSampler,
+  tracesEndpoint,
+  type Parse,
+  type TracingChoice,
+} from "./tracing/tracing-choice.js"
 import { Config, ConfigError, ConfigProvider, Duration, Effect, Either, Option } from "effect"
 import {
   anyPeerIsProxy,
@@ -45,6 +60,8 @@ export interface ServerConfig {
   readonly metrics: boolean
   /** The port of a listener of its own for `GET /metrics`; none: the API's listener serves it. */
   readonly metricsPort: Option.Option<number>
+  /** Whether traces are exported, and where (the standard `OTEL_` variables). */
+  readonly tracing: TracingChoice
 }
 
 /** What applies when a variable is unset or empty: a value, or what happens instead. */
@@ -62,9 +79,6 @@ export interface Setting<A> {
 type Environment = Readonly<Record<string, string | undefined>>
 
 const pathSegments = /^(\/[A-Za-z0-9\-._~]+)+$/
-
-/** Turns a variable's text into its value, or a message that names the variable. */
-type Parse<A> = (text: string, variable: string) => Either.Either<A, string>
 
 interface SettingSpec<A> {
   readonly variable: string
@@ -97,6 +111,25 @@ const optionalSetting = <A>(
   variable: spec.variable,
   default: { none: spec.whenUnset },
   description: spec.description,
+  config: Config.option(parsed(spec.variable, spec.parse)),
+})
+
+/**
+ * A standard OpenTelemetry variable. The OpenTelemetry SDK reads it from the environment itself;
+ * the server checks it (only when tracing is on: see `tracingChoice`) so that a mistake stops it
+ * at start instead of being ignored, as the SDK would.
+ */
+interface OtelSetting<A> extends Setting<Option.Option<A>> {
+  readonly parse: Parse<A>
+}
+
+const otelSetting = <A>(
+  spec: SettingSpec<A> & ({ readonly fallback: string } | { readonly whenUnset: string }),
+): OtelSetting<A> => ({
+  variable: spec.variable,
+  default: "fallback" in spec ? { value: spec.fallback } : { none: spec.whenUnset },
+  description: spec.description,
+  parse: spec.parse,
   config: Config.option(parsed(spec.variable, spec.parse)),
 })
 
@@ -399,6 +432,106 @@ export const settings = {
       "A port of its own for `GET /metrics`, on `HOST`; the API's port then no longer serves it, and this one serves nothing else (0 picks a free one; the start-up log says which). Refused with `PETSTORE_METRICS=off`.",
     parse: readPort,
   }),
+  tracesExporter: otelSetting({
+    variable: "OTEL_TRACES_EXPORTER",
+    whenUnset: "tracing is off unless an OTLP endpoint below is set",
+    description:
+      "`otlp`: export traces by OTLP over HTTP (see Tracing); `none`: no tracing, whatever else is set. Other exporters (`zipkin`, `console`) are refused.",
+    parse: readTracesExporter,
+  }),
+  otlpEndpoint: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    whenUnset: `\`${defaultOtlpEndpoint}\` with \`OTEL_TRACES_EXPORTER=otlp\``,
+    description:
+      "The OTLP/HTTP receiver (a Collector, Jaeger…): spans go to `<url>/v1/traces`. Setting it turns tracing on.",
+    parse: readOtlpEndpoint,
+  }),
+  otlpTracesEndpoint: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    whenUnset: "`OTEL_EXPORTER_OTLP_ENDPOINT` and `/v1/traces`",
+    description:
+      "The full URL spans are sent to, in place of the one above. Setting it turns tracing on.",
+    parse: readOtlpEndpoint,
+  }),
+  otlpProtocol: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_PROTOCOL",
+    fallback: "http/protobuf",
+    description:
+      "`http/protobuf` or `http/json`; `grpc` is refused (use the receiver's HTTP port).",
+    parse: readOtlpProtocol,
+  }),
+  otlpTracesProtocol: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    whenUnset: "`OTEL_EXPORTER_OTLP_PROTOCOL`",
+    description: "The same, for traces alone.",
+    parse: readOtlpProtocol,
+  }),
+  otlpHeaders: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_HEADERS",
+    whenUnset: "no header",
+    description:
+      "Headers sent with each export, `name=value` pairs separated by commas, percent-encoded (`authorization=Bearer%20…`). Never logged.",
+    parse: readOtlpHeaders,
+  }),
+  otlpTimeout: otelSetting({
+    variable: "OTEL_EXPORTER_OTLP_TIMEOUT",
+    fallback: "10000",
+    description:
+      "Milliseconds one export may take, retries included; a collector that does not answer within it loses that batch.",
+    parse: readCount(1),
+  }),
+  serviceName: otelSetting({
+    variable: "OTEL_SERVICE_NAME",
+    fallback: "petstore",
+    description: "The traces' `service.name`.",
+    parse: readServiceName,
+  }),
+  resourceAttributes: otelSetting({
+    variable: "OTEL_RESOURCE_ATTRIBUTES",
+    whenUnset: "`service.name` and `service.version` only",
+    description:
+      "More attributes of the service, `key=value` pairs separated by commas (`deployment.environment.name=production`).",
+    parse: readResourceAttributes,
+  }),
+  tracesSampler: otelSetting({
+    variable: "OTEL_TRACES_SAMPLER",
+    fallback: "parentbased_always_on",
+    description:
+      "Which traces are recorded: `always_on`, `always_off`, `traceidratio` (a share, `OTEL_TRACES_SAMPLER_ARG`), or one of them prefixed with `parentbased_`, which follows the caller's decision (`traceparent`) when there is one.",
+    parse: readTracesSampler,
+  }),
+  tracesSamplerArg: otelSetting({
+    variable: "OTEL_TRACES_SAMPLER_ARG",
+    whenUnset: "1 for the ratio samplers",
+    description:
+      "The share of new traces the `traceidratio` samplers record, 0 to 1 (`0.1`: one in ten).",
+    parse: readSamplerRatio,
+  }),
+  bspScheduleDelay: otelSetting({
+    variable: "OTEL_BSP_SCHEDULE_DELAY",
+    fallback: "5000",
+    description: "Milliseconds between two exports of the spans waiting.",
+    parse: readCount(0),
+  }),
+  bspExportTimeout: otelSetting({
+    variable: "OTEL_BSP_EXPORT_TIMEOUT",
+    fallback: "30000",
+    description: "Milliseconds the batch processor waits for one export before it gives up on it.",
+    parse: readCount(0),
+  }),
+  bspMaxQueueSize: otelSetting({
+    variable: "OTEL_BSP_MAX_QUEUE_SIZE",
+    fallback: "2048",
+    description:
+      "Spans waiting for export; past it, new spans are dropped (never a request slowed or memory grown).",
+    parse: readCount(1),
+  }),
+  bspMaxExportBatchSize: otelSetting({
+    variable: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+    fallback: "512",
+    description: "Spans sent in one export, at most `OTEL_BSP_MAX_QUEUE_SIZE`.",
+    parse: readCount(1),
+  }),
 }
 
 /** A metrics port with metrics off is a contradiction: refused rather than ignored. */
@@ -445,6 +578,72 @@ const serverUrls = Config.all({
   }),
 )
 
+/** A variable's text as it is, for the settings checked only when tracing is on. */
+const textOf = (setting: { readonly variable: string }) =>
+  Config.option(Config.string(setting.variable))
+
+/** The settings the SDK reads itself: checked when tracing is on, ignored when it is off. */
+const sdkSettings: ReadonlyArray<OtelSetting<unknown>> = [
+  settings.otlpHeaders,
+  settings.otlpTimeout,
+  settings.serviceName,
+  settings.resourceAttributes,
+  settings.tracesSampler,
+  settings.tracesSamplerArg,
+  settings.bspScheduleDelay,
+  settings.bspExportTimeout,
+  settings.bspMaxQueueSize,
+  settings.bspMaxExportBatchSize,
+]
+
+/**
+ * Tracing is on with `OTEL_TRACES_EXPORTER=otlp`, or, unset, once an OTLP endpoint is set: unlike
+ * the SDK's default, nothing is sent to localhost:4318 unasked. `none` turns it off whatever else
+ * is set, and then no other `OTEL_` variable is read or checked.
+ */
+const tracingChoice: Config.Config<TracingChoice> = Config.all({
+  exporter: settings.tracesExporter.config,
+  endpoint: textOf(settings.otlpEndpoint),
+  tracesEndpoint: textOf(settings.otlpTracesEndpoint),
+  protocol: textOf(settings.otlpProtocol),
+  tracesProtocol: textOf(settings.otlpTracesProtocol),
+  sdk: Config.all(sdkSettings.map(textOf)),
+}).pipe(
+  Config.mapOrFail((raw) => {
+    const on = Option.match(raw.exporter, {
+      onNone: () => Option.isSome(raw.endpoint) || Option.isSome(raw.tracesEndpoint),
+      onSome: (exporter) => exporter === "otlp",
+    })
+    if (!on) return Either.right<TracingChoice>({ kind: "off" })
+    const problems: Array<ConfigError.ConfigError> = []
+    const check = <A>(setting: OtelSetting<A>, text: Option.Option<string>): A | undefined =>
+      Option.getOrUndefined(text) === undefined
+        ? undefined
+        : Either.match(setting.parse(Option.getOrThrow(text), setting.variable), {
+            onLeft: (message) => {
+              problems.push(ConfigError.InvalidData([setting.variable], message))
+              return undefined
+            },
+            onRight: (value) => value,
+          })
+    const endpoint = check(settings.otlpEndpoint, raw.endpoint)
+    const specificEndpoint = check(settings.otlpTracesEndpoint, raw.tracesEndpoint)
+    const protocol =
+      check(settings.otlpTracesProtocol, raw.tracesProtocol) ??
+      check(settings.otlpProtocol, raw.protocol) ??
+      "http/protobuf"
+    sdkSettings.forEach((setting, index) => check(setting, raw.sdk[index] ?? Option.none()))
+    const [first, ...rest] = problems
+    return first === undefined
+      ? Either.right<TracingChoice>({
+          kind: "otlp",
+          protocol,
+          endpoint: tracesEndpoint(endpoint, specificEndpoint),
+        })
+      : Either.left(rest.reduce<ConfigError.ConfigError>(ConfigError.And, first))
+  }),
+)
+
 const serverConfig: Config.Config<ServerConfig> = Config.all({
   port: settings.port.config,
   host: settings.host.config,
@@ -464,6 +663,7 @@ const serverConfig: Config.Config<ServerConfig> = Config.all({
   maxConnectionsPerAddress: settings.maxConnectionsPerAddress.config,
   logLevel: settings.logLevel.config,
   metrics: metricsSettings,
+  tracing: tracingChoice,
 }).pipe(Config.map(({ urls, metrics, ...rest }) => ({ ...rest, ...urls, ...metrics })))
 
 const messagesOf = (error: ConfigError.ConfigError): ReadonlyArray<string> => {

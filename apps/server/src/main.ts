@@ -21,6 +21,8 @@ import { effectLogsTo } from "./logs/effect-logs.js"
 import { serveMetrics } from "./server/metrics-listener.js"
 import { createAppServer, defaultConnectionLimits, listen } from "./server/server.js"
 import { shutdown } from "./server/shutdown.js"
+import { startTracing } from "./tracing/start-tracing.js"
+import { describeTracingChoice } from "./tracing/tracing-choice.js"
 
 /** How long shutdown waits for in-flight requests before cutting their connections. */
 const shutdownGraceMs = 10_000
@@ -73,14 +75,22 @@ const main = async () => {
   const logging = processLogger(config.logLevel, (stream) => metrics?.recordLogLineDropped(stream))
   const logger = logging.logger
   const lifecycle = lifecycleLogger(logger)
+  // Off (the default), no module of the OpenTelemetry SDK is even loaded.
+  const tracing = await startTracing(config.tracing, logger)
   const runtime = ManagedRuntime.make(
     storageLayer(config.storage, {
       idempotencyTtl: config.idempotencyTtl,
       groupCommit: { observeBatchSize: metrics?.observeBatchSize },
     }).pipe(
+      (storage) =>
+        tracing === undefined ? storage : Layer.provideMerge(tracing.repositorySpans, storage),
       (storage) => Layer.provideMerge(StoredKeys.layer(), storage),
-      // Last, so that every fiber the layers fork logs through it too.
-      Layer.provide(effectLogsTo(logger)),
+      // Last, so that every fiber the layers fork logs (and traces) through them too.
+      Layer.provide(
+        tracing === undefined
+          ? effectLogsTo(logger)
+          : Layer.merge(effectLogsTo(logger, { traceIds: true }), tracing.tracerLayer),
+      ),
     ),
   )
   const opened = await Effect.runPromiseExit(runtime.runtimeEffect)
@@ -141,6 +151,7 @@ const main = async () => {
       onNone: () => ({}),
       onSome: (corsOrigins) => ({ corsOrigins }),
     }),
+    ...(tracing === undefined ? {} : { tracing: tracing.requestTracing }),
   })
   const server = createAppServer(
     app.callback(),
@@ -193,6 +204,7 @@ const main = async () => {
       logger,
       graceMs: shutdownGraceMs,
       disposeMs: disposeDeadlineMs,
+      tracing,
     }).then(async (code) => {
       void sharedLimits?.close()
       if (code === 0) lifecycle.info("stopped")
@@ -215,6 +227,7 @@ const main = async () => {
             metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
           }),
       storage: describeStorageChoice(config.storage),
+      tracing: describeTracingChoice(config.tracing),
       apiKeys: apiKeys.length,
     },
     "petstore listening",

@@ -251,6 +251,39 @@ describe("Effect's own log calls", () => {
   })
 })
 
+describe("Effect's own log calls inside a span", () => {
+  const loggedInSpan = (traceIds: boolean) => {
+    const { logger, lines } = captureLogs()
+    const span = Effect.runSync(
+      Effect.gen(function* () {
+        yield* Effect.logInfo("outside")
+        return yield* Effect.withSpan(
+          Effect.zipLeft(Effect.currentSpan, Effect.logWarning("inside")),
+          "repository",
+        )
+      }).pipe(Effect.provide(effectLogsTo(logger, { traceIds }))),
+    )
+    return { span, lines: lines() }
+  }
+
+  it("carry the span's trace_id and span_id when traces are exported", () => {
+    const { span, lines } = loggedInSpan(true)
+    const [outside, inside] = lines
+    assert.equal(inside?.["message"], "inside")
+    assert.equal(inside?.["trace_id"], span.traceId)
+    assert.equal(inside?.["span_id"], span.spanId)
+    assert.equal(outside?.["trace_id"], undefined)
+    assert.equal(outside?.["span_id"], undefined)
+  })
+
+  it("carry no ids when they are not, as they would lead nowhere", () => {
+    const { lines } = loggedInSpan(false)
+    assert.ok(
+      lines.every((line) => line["trace_id"] === undefined && line["span_id"] === undefined),
+    )
+  })
+})
+
 describe("the server process's log", () => {
   const key = "process-log-key-0123456789"
 

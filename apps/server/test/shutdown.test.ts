@@ -64,4 +64,51 @@ describe("shutdown", () => {
     assert.equal(code, 1)
     assert.match(errors[0] ?? "", /closing the storage/)
   })
+
+  it("exports the last spans once the storage is closed, and exits 0", async () => {
+    const order: Array<string> = []
+    const runtime = runtimeClosingWith(Effect.sync(() => order.push("storage closed")))
+    await runtime.runtime()
+    const server = await startedServer()
+    const { logger, errors } = recordingLogger()
+    const tracing = { shutdown: async () => void order.push("spans exported") }
+    const code = await shutdown({
+      server,
+      runtime,
+      logger,
+      graceMs: 1_000,
+      disposeMs: 1_000,
+      tracing,
+    })
+    assert.equal(code, 0)
+    assert.deepEqual(order, ["storage closed", "spans exported"])
+    assert.deepEqual(errors, [])
+  })
+
+  it(
+    "gives the spans what is left of the storage's deadline, then warns and still exits 0",
+    { timeout: 5_000 },
+    async () => {
+      const runtime = runtimeClosingWith(Effect.sleep("150 millis"))
+      await runtime.runtime()
+      const server = await startedServer()
+      const { logger, logged } = captureLogs("warn")
+      // A collector that never answers.
+      const tracing = { shutdown: () => new Promise<void>(() => {}) }
+      const started = Date.now()
+      const code = await shutdown({
+        server,
+        runtime,
+        logger,
+        graceMs: 1_000,
+        disposeMs: 400,
+        tracing,
+      })
+      const tookMs = Date.now() - started
+      assert.equal(code, 0)
+      assert.ok(tookMs >= 380 && tookMs < 800, `took ${tookMs} ms`)
+      assert.equal(logged.length, 1)
+      assert.match(logged[0] ?? "", /^the last spans were not all exported .*not done after/)
+    },
+  )
 })

@@ -12,6 +12,7 @@ import { cors, type CorsOrigins } from "./middleware/cors.js"
 import { requestEdge } from "./middleware/request-edge.js"
 import { requireKey } from "./middleware/require-key.js"
 import { silentLogger, type Logger } from "./vocabulary/logger.js"
+import type { RequestTracing } from "./vocabulary/tracing.js"
 import { metricsExposition } from "./observability/metrics-exposition.js"
 import { registerMetricsRoute } from "./routes/metrics.js"
 import { createMetrics, discardMetrics, type Metrics } from "./observability/metrics.js"
@@ -94,6 +95,14 @@ export interface AppOptions {
   readonly corsOrigins?: CorsOrigins
   /** Which routes open to all the app serves; every one unless turned off here. */
   readonly publicRoutes?: PublicRoutes
+  /**
+   * Traces every request, public routes and unknown paths included: one SERVER span each, a
+   * child of the caller's span when it sends `traceparent`, with the operation's effect in a
+   * span of its own beneath it, and `trace_id` and `span_id` on the request's log lines. For
+   * OpenTelemetry, `otelRequestTracing(tracer)` from `@petstore/http/otel`. Nothing is traced,
+   * and nothing paid, unless given.
+   */
+  readonly tracing?: RequestTracing
 }
 
 /**
@@ -164,7 +173,7 @@ export const createApp = (options: AppOptions): Koa<RequestState> => {
     operations.filter((operation) => operation.requiresKey).map((operation) => operation.id),
   )
 
-  app.use(requestEdge(logger, recorder, limits.trustedProxies ?? noTrustedProxy))
+  app.use(requestEdge(logger, recorder, limits.trustedProxies ?? noTrustedProxy, options.tracing))
   if (options.corsOrigins !== undefined) {
     app.use(
       cors(options.corsOrigins, [...new Set(operations.map((operation) => operation.method))]),

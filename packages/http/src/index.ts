@@ -87,3 +87,12 @@ export {
   type MetricsExposition,
 } from "./observability/metrics-exposition.js"
 export { newRequestId, requestIdFor, requestIdHeader } from "./request/request-id.js"
+
+// Traces: the app's side; OpenTelemetry's is `otelRequestTracing` from `@petstore/http/otel`.
+export type {
+  RequestOutcome,
+  RequestSpan,
+  RequestTracing,
+  SpanAttributes,
+  SpanValue,
+} from "./vocabulary/tracing.js"

@@ -13,6 +13,11 @@ export interface ShutdownOptions {
   readonly graceMs: number
   /** How long closing the storage may take after that. */
   readonly disposeMs: number
+  /**
+   * The traces' exporter, when tracing is on: flushed last (spans of closing the storage
+   * included), in what is left of `disposeMs` once the storage is closed.
+   */
+  readonly tracing?: { readonly shutdown: () => Promise<void> } | undefined
 }
 
 /** Cutting connections is immediate; this only bounds a server that would still not close. */
@@ -34,11 +39,13 @@ const settleWithin = (work: Promise<void>, ms: number): Promise<Outcome> => {
 
 /**
  * Stops accepting connections (the API's and the metrics port's), lets the requests in flight
- * finish, then closes the storage, each step within its deadline. Resolves with the exit code: 0,
- * or 1 once a step fails or overruns, logging which, so that a stuck step never keeps the process
- * alive.
+ * finish, then closes the storage, each step within its deadline, and last exports the spans
+ * still waiting, within what is left of the storage's. Resolves with the exit code: 0, or 1 once
+ * a step fails or overruns, logging which, so that a stuck step never keeps the process alive.
+ * Spans that could not be exported in time are a warning, not a failed shutdown.
  */
 export const shutdown = async (options: ShutdownOptions): Promise<number> => {
+  let disposeDeadline = Number.POSITIVE_INFINITY
   const steps = [
     {
       unfinished: "the requests in flight",
@@ -53,7 +60,10 @@ export const shutdown = async (options: ShutdownOptions): Promise<number> => {
     },
     {
       unfinished: "closing the storage",
-      run: () => options.runtime.dispose(),
+      run: () => {
+        disposeDeadline = Date.now() + options.disposeMs
+        return options.runtime.dispose()
+      },
       ms: options.disposeMs,
     },
   ]
@@ -65,6 +75,14 @@ export const shutdown = async (options: ShutdownOptions): Promise<number> => {
         "shutdown incomplete, exiting anyway",
       )
       return 1
+    }
+  }
+  if (options.tracing !== undefined) {
+    const ms = Math.max(0, disposeDeadline - Date.now())
+    const outcome = await settleWithin(options.tracing.shutdown(), ms)
+    // Spans lost to a collector that is down are not the service failing to stop.
+    if (!outcome.finished) {
+      options.logger.warn({ reason: outcome.reason }, "the last spans were not all exported")
     }
   }
   return 0

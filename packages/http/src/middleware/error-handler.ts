@@ -17,8 +17,8 @@ const clientErrorOf = (error: unknown): ApiError | undefined => {
 /**
  * Whatever was thrown below becomes the JSON Error body; headers set on the way
  * (`WWW-Authenticate`, `Allow`, `Deprecation`, `X-Request-Id`) are kept. Unexpected failures are
- * logged with their stack, under the request's id, and answered with a 500 that reveals nothing
- * of them.
+ * logged with their stack, under the request's id (and recorded on the request's span, when
+ * traced), and answered with a 500 that reveals nothing of them.
  */
 export const answerThrown = (ctx: ParameterizedContext<RequestState>, error: unknown): void => {
   const clientError = clientErrorOf(error)
@@ -28,6 +28,7 @@ export const answerThrown = (ctx: ParameterizedContext<RequestState>, error: unk
       { error: error instanceof Error ? (error.stack ?? error.message) : String(error) },
       "request failed unexpectedly",
     )
+    ctx.state.span?.recordFailure(error)
   }
   respondWithError(ctx, clientError ?? internalError)
 }

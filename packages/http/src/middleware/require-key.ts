@@ -5,7 +5,7 @@ import { domainErrorResponse } from "../operations/domain-errors.js"
 import type { StoredKeyVerdict } from "../keys/StoredKeys.js"
 import type { Buckets } from "../limits/Buckets.js"
 import type { Rate, RefusalScope } from "../limits/rate.js"
-import { refuseCredentials, type CredentialsReader } from "./auth.js"
+import { refuseCredentials, type Credentials, type CredentialsReader } from "./auth.js"
 
 /** One limit: its rate, and where its buckets are kept. */
 export interface Limit {
@@ -28,9 +28,11 @@ type KeyContext = ParameterizedContext<RequestState>
 /** The policy's name in `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers). */
 const policyName = '"per-key"'
 
-const refuseWithRetry = (ctx: KeyContext, seconds: number, message: string) => {
-  ctx.set("Retry-After", String(seconds))
-  respondWithError(ctx, apiError("rate_limited", `${message}; retry after ${seconds} s`))
+/** What the key check decided of the credentials, as the request's span is told. */
+type AuthOutcome = Credentials["kind"] | StoredKeyVerdict["kind"]
+
+const traceAuth = (ctx: KeyContext, outcome: Exclude<AuthOutcome, "ask">): void => {
+  ctx.state.span?.addEvent("petstore.auth", { "petstore.auth.outcome": outcome })
 }
 
 /**
@@ -39,7 +41,9 @@ const refuseWithRetry = (ctx: KeyContext, seconds: number, message: string) => {
  * then meets only its own key's rate limit, which sets `RateLimit-Policy` and `RateLimit` on every
  * answer. A wrong key spends one of its address's failure budget; past the budget it is answered
  * 429 with `Retry-After` (and, were it a `pst_` key not remembered, without a store look-up). A
- * request without credentials guesses nothing and spends nothing: 401.
+ * request without credentials guesses nothing and spends nothing: 401. A traced request's span
+ * is told what was decided: the key's id, a `petstore.auth` event with its outcome, and a
+ * `petstore.rate_limit.refused` event with its scope for a 429.
  */
 export const requireKey = (options: RequireKeyOptions): Middleware<RequestState> => {
   const { perKey, failedAuthPerAddress: failures, onRefusal } = options
@@ -48,8 +52,24 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
     policy: `${policyName};q=${perKey.rate.capacity};w=${perKey.rate.windowSeconds}`,
   }
 
+  /** 429 with `Retry-After`, counted, and told to the request's span. */
+  const refuse = (ctx: KeyContext, scope: RefusalScope, seconds: number, message: string) => {
+    onRefusal?.(scope)
+    ctx.state.span?.addEvent("petstore.rate_limit.refused", {
+      "petstore.rate_limit.scope": scope,
+      "petstore.rate_limit.retry_after": seconds,
+    })
+    ctx.set("Retry-After", String(seconds))
+    respondWithError(ctx, apiError("rate_limited", `${message}; retry after ${seconds} s`))
+  }
+
   const admit = async (ctx: KeyContext, principal: Principal, next: () => Promise<unknown>) => {
     ctx.state.principal = principal
+    const span = ctx.state.span
+    if (span !== undefined) {
+      span.setAttribute("petstore.key_id", principal.keyId)
+      traceAuth(ctx, "admitted")
+    }
     // What a key reads is the key holder's: no cache on the way may keep it, errors included.
     ctx.set("Cache-Control", "no-store")
     if (keyLimit === undefined) return next()
@@ -59,9 +79,9 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
     // next token; on a refusal it equals Retry-After, so the two never disagree.
     ctx.set("RateLimit", `${policyName};r=${decision.remaining};t=${decision.secondsToNextToken}`)
     if (decision.allowed) return next()
-    onRefusal?.("key")
-    refuseWithRetry(
+    refuse(
       ctx,
+      "key",
       decision.secondsToNextToken,
       `this API key has made more than ${keyLimit.rate.capacity} requests in ${keyLimit.rate.windowSeconds} s`,
     )
@@ -72,9 +92,9 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
     if (failures === undefined) return false
     const standing = await failures.buckets.take(ctx.state.clientAddress)
     if (standing.allowed) return false
-    onRefusal?.("address")
-    refuseWithRetry(
+    refuse(
       ctx,
+      "address",
       standing.secondsToNextToken,
       "too many failed authentications from this address",
     )
@@ -90,11 +110,14 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
       case "admitted":
         return admit(ctx, { keyId: verdict.keyId }, next)
       case "unknown":
+        traceAuth(ctx, "unknown")
         return refuseCredentials(ctx, { kind: "wrong" })
       case "deferred":
-        onRefusal?.("lookups")
-        return refuseWithRetry(ctx, 1, "too many unrecognised keys are being checked right now")
+        traceAuth(ctx, "deferred")
+        return refuse(ctx, "lookups", 1, "too many unrecognised keys are being checked right now")
       case "unavailable": {
+        traceAuth(ctx, "unavailable")
+        ctx.state.span?.recordFailure(verdict.error.cause)
         const { error, headers } = domainErrorResponse(verdict.error)
         ctx.set(headers)
         return respondWithError(ctx, error)
@@ -108,9 +131,11 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
       case "admitted":
         return admit(ctx, credentials.principal, next)
       case "missing":
+        traceAuth(ctx, "missing")
         return refuseCredentials(ctx, credentials)
       case "malformed":
       case "wrong":
+        traceAuth(ctx, credentials.kind)
         if (!(await refusedOverBudget(ctx))) refuseCredentials(ctx, credentials)
         return
       case "ask": {

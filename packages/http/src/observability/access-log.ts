@@ -3,6 +3,7 @@ import type { Logger } from "../vocabulary/logger.js"
 import type { MetricsRecorder } from "./metrics.js"
 import type { RequestState } from "../vocabulary/request-state.js"
 import { publicPath } from "../request/mount-path.js"
+import type { RequestOutcome } from "../vocabulary/tracing.js"
 
 type ObservedState = RequestState
 type RoutedContext = Parameters<RouterMiddleware<ObservedState>>[0]
@@ -32,36 +33,51 @@ export const routeLabel = (ctx: RoutedContext): RouteLabel => {
   }
 }
 
+/** `/v1/pets/:petId` as OpenAPI and OpenTelemetry write a template: `/v1/pets/{petId}`. */
+const templateOf = (routerPath: string): string =>
+  routerPath.includes(":") ? routerPath.replace(/:(\w+)/g, "{$1}") : routerPath
+
+/** What a request's span is told as it ends: the route of its access line, as a template. */
+export const requestOutcome = (label: RouteLabel, status: number): RequestOutcome => ({
+  route: label.route === unmatchedRoute ? undefined : templateOf(label.route),
+  operation: label.operation,
+  status,
+})
+
 const milliseconds = (since: number) => Math.round((performance.now() - since) * 1000) / 1000
 
 /**
  * Once the final status is known: one `info` line per request (method, route template, status,
- * duration, request id, the key's id when one was admitted, the client address the limits count) and one observation of the request
- * duration histogram. Never the path as sent, a header or a key.
+ * duration, request id, the key's id when one was admitted, the client address the limits
+ * count, and when traced the trace and span ids) and one observation of the request duration
+ * histogram. Never the path as sent, a header or a key.
  */
 export const logAnswer = (
   ctx: RoutedContext,
   logger: Logger,
   metrics: MetricsRecorder,
   started: number,
+  label: RouteLabel = routeLabel(ctx),
 ): void => {
   const durationMs = milliseconds(started)
-  const { route, operation } = routeLabel(ctx)
+  const { route, operation } = label
   metrics.observeRequest(operation ?? route, ctx.status, durationMs / 1000)
   // Written by the app's logger with the request id first: the line the request's own child
   // logger would write, without binding one for every request.
   if (logger.isLevelEnabled("info")) {
+    const line = {
+      requestId: ctx.state.requestId,
+      method: ctx.method,
+      route,
+      operation,
+      status: ctx.status,
+      durationMs,
+      keyId: ctx.state.principal?.keyId,
+      address: ctx.state.clientAddress,
+    }
+    const span = ctx.state.span
     logger.info(
-      {
-        requestId: ctx.state.requestId,
-        method: ctx.method,
-        route,
-        operation,
-        status: ctx.status,
-        durationMs,
-        keyId: ctx.state.principal?.keyId,
-        address: ctx.state.clientAddress,
-      },
+      span === undefined ? line : { ...line, trace_id: span.traceId, span_id: span.spanId },
       "request",
     )
   }

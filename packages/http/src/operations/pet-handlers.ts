@@ -8,6 +8,7 @@ import {
   type PetPage,
 } from "@petstore/core"
 import { Effect, Option } from "effect"
+import { idempotentReplayedHeader } from "../vocabulary/headers.js"
 import type { Handler } from "./operation.js"
 import { createPetOperation, getPetOperation, listPetsOperation } from "./pet-api.js"
 import { serveOperation, type ServedOperation } from "./serve-operation.js"
@@ -45,7 +46,7 @@ export const createPetHandler: Handler<typeof createPetOperation> = (
     value: pet,
     headers: {
       Location: `${basePath}/pets/${pet.id}`,
-      ...(replayed ? { "Idempotent-Replayed": "true" } : {}),
+      ...(replayed ? { [idempotentReplayedHeader]: "true" } : {}),
     },
   }))
 }

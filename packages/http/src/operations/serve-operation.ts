@@ -1,10 +1,12 @@
-import { Cause, Either, Exit, Option, type Schema } from "effect"
+import { Cause, Effect, Either, Exit, Option, type Schema } from "effect"
 import { LRUCache } from "lru-cache"
 import { schemaCodec, type SchemaCodec } from "../codecs/schema-codec.js"
 import { apiError, errorBodyText, type ApiError } from "../vocabulary/api-error.js"
+import { idempotentReplayedHeader } from "../vocabulary/headers.js"
 import { describeCause, type Logger } from "../vocabulary/logger.js"
 import type { Principal } from "../vocabulary/request-state.js"
 import type { PetRuntime } from "../vocabulary/runtime.js"
+import type { RequestSpan } from "../vocabulary/tracing.js"
 import { decodeRequest } from "./decode.js"
 import { domainErrorResponse } from "./domain-errors.js"
 import type { Handler, Mount, Operation, OperationInput, RequestContext } from "./operation.js"
@@ -29,6 +31,8 @@ export interface OperationRequest {
   /** The query string parsed (asked for only when `querystring` was not decoded before). */
   readonly query: () => ParsedQuery
   readonly readBody: () => Promise<Either.Either<unknown, ApiError>>
+  /** The request's span, when the app traces: the handler's effect runs in a child of it. */
+  readonly span?: RequestSpan | undefined
 }
 
 /** What the edge sends back: a status, headers and a JSON body, as text. */
@@ -129,7 +133,8 @@ type Decoded<S extends Schema.Schema.AnyNoContext> = Either.Either<Schema.Schema
  * path parameters, query, headers and body by the declared schemas (failures become 400s that
  * name the field), runs the handler on the runtime, writes the success by its schema's compiled
  * codec and maps each domain failure through the one table of domain errors, counting and
- * logging storage failures.
+ * logging storage failures. A traced request's handler runs in a span named by the operation id,
+ * a child of the request's span, which is told of a replayed create and of a storage failure.
  */
 export const serveOperation = <Op extends Operation>(
   operation: Op,
@@ -182,6 +187,30 @@ export const serveOperation = <Op extends Operation>(
         : Either.left(apiError("invalid_body", "the body must be a JSON object")),
     )
 
+  /**
+   * The handler's effect in a span named by the operation id, a child of the request's span. An
+   * expected failure leaves it as a success that names the failure (`petstore.failure`): a 404
+   * is no error, and a failure's fields (an id, an idempotency key) stay out of the trace; the
+   * request's span says how it was answered. A defect fails the span.
+   */
+  const inSpan = <A, E extends { readonly _tag: string }, R>(
+    effect: Effect.Effect<A, E, R>,
+    span: RequestSpan,
+  ): Effect.Effect<A, E, R> =>
+    Effect.flatMap(
+      Effect.withSpan(
+        Effect.tap(Effect.either(effect), (result) =>
+          Either.isLeft(result)
+            ? Effect.annotateCurrentSpan("petstore.failure", result.left._tag)
+            : Effect.void,
+        ),
+        operation.id,
+        { parent: span.parent },
+      ),
+      // Once the span has ended: the failure again, as the handler gave it.
+      (result) => result,
+    )
+
   const handle = async (request: OperationRequest, edge: Edge): Promise<Reply> => {
     const params = readParams(request)
     if (Either.isLeft(params)) return errorReply(params.left)
@@ -198,12 +227,18 @@ export const serveOperation = <Op extends Operation>(
       body: body.right,
     }
     const context: RequestContext = { basePath: request.basePath, principal: request.principal }
-    const outcome = runToExit(edge.runtime, handler(input, context))
+    const effect = handler(input, context)
+    const span = request.span
+    const outcome = runToExit(edge.runtime, span === undefined ? effect : inSpan(effect, span))
     const exit = Exit.isExit(outcome) ? outcome : await outcome
     if (Exit.isSuccess(exit)) {
+      const headers = exit.value.headers ?? {}
+      if (span !== undefined && headers[idempotentReplayedHeader] === "true") {
+        span.setAttribute("petstore.idempotency.replayed", true)
+      }
       return {
         status: operation.success.status,
-        headers: exit.value.headers ?? {},
+        headers,
         json: success.encodeJson(exit.value.value),
       }
     }
@@ -217,6 +252,7 @@ export const serveOperation = <Op extends Operation>(
           { operation: operation.id, cause: describeCause(failure.value.cause) },
           "storage unavailable",
         )
+      span?.recordFailure(failure.value.cause)
     }
     const response = domainErrorResponse(failure.value)
     return errorReply(response.error, response.headers)

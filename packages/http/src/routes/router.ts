@@ -36,6 +36,7 @@ const answer =
         querystring: ctx.querystring,
         query: () => ctx.query,
         readBody: () => readJsonBody(ctx),
+        span: ctx.state.span,
       },
       edge,
     )

@@ -4,6 +4,9 @@ import escapeRegExp from "escape-string-regexp"
 /** RFC 6750 §2.1 b64token: what a bearer token, and so an API key, may be. */
 export const bearerTokenPattern = /^[A-Za-z0-9\-._~+/]+=*$/
 
+/** Sent, as `true`, with a create that replays an earlier one with the same `Idempotency-Key`. */
+export const idempotentReplayedHeader = "Idempotent-Replayed"
+
 /** Seconds a client should wait before retrying while storage is unavailable or a key in use. */
 export const retryAfterSeconds = 1
 

@@ -1,4 +1,5 @@
 import type { Logger } from "./logger.js"
+import type { RequestSpan } from "./tracing.js"
 
 /** Who made an authenticated request: the key they presented, by an id that is not the key. */
 export interface Principal {
@@ -20,4 +21,6 @@ export interface RequestState {
   readonly clientAddress: string
   /** Who sent it, once the key check admitted it. */
   principal?: Principal
+  /** The request's span, when the app traces (`AppOptions.tracing`). */
+  readonly span?: RequestSpan | undefined
 }

@@ -1,4 +1,14 @@
-import { Array, Data, Deferred, Duration, Effect, Exit, Fiber, type Scope } from "effect"
+import {
+  Array,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  type Scope,
+  type Tracer,
+} from "effect"
 
 export interface GroupCommitOptions {
   /** The most items one commit takes. */
@@ -38,10 +48,91 @@ export class GroupCommitQueueFull extends Data.TaggedError("GroupCommitQueueFull
   }
 }
 
+/** Where a traced item came from, and the span its caller waits in. */
+interface ItemTrace {
+  /** The caller's span when it submitted the item: the batch's parent, or one of its links. */
+  readonly span: Tracer.AnySpan
+  /** `group-commit.wait`, from the item's submission until its caller is answered. */
+  readonly wait: Tracer.Span
+  /** The caller's tracer, which the writer fiber may not have (it was forked when the store opened). */
+  readonly tracer: Tracer.Tracer
+}
+
 /** An item waiting for its batch, with the callback that answers its caller. */
 interface Pending<I, A, E> {
   readonly item: I
   readonly answer: (outcome: Effect.Effect<A, E | GroupCommitTimedOut>) => void
+  /** Set only when the item was submitted inside a sampled span. */
+  readonly trace: ItemTrace | undefined
+}
+
+const waitSpanOptions: Tracer.SpanOptions = { kind: "internal", captureStackTrace: false }
+
+/**
+ * The traces of a batch's traced items, in the batch's order; `undefined` when none was traced,
+ * so that an untraced batch allocates nothing for tracing.
+ */
+const tracesOf = <I, A, E>(
+  batch: ReadonlyArray<Pending<I, A, E>>,
+): Array.NonEmptyArray<ItemTrace> | undefined => {
+  let traces: Array<ItemTrace> | undefined
+  for (const pending of batch) {
+    if (pending.trace !== undefined) (traces ??= []).push(pending.trace)
+  }
+  return traces !== undefined && Array.isNonEmptyArray(traces) ? traces : undefined
+}
+
+/**
+ * Runs a batch's commit inside one `group-commit.batch` span. Its parent is the span of the first
+ * traced item, so a create committed alone finds its own SQL statements under it; every other
+ * traced item's span is a link, since a span has one parent and the batch serves several
+ * traces. Each item's wait span is told which batch took it (`petstore.batch.span_id` and
+ * `petstore.batch.trace_id`, the batch being in another trace when the item was not first) and
+ * when that batch started committing, so a trace shows the time spent queued apart from the
+ * commit.
+ */
+const inBatchSpan = <A, E>(
+  size: number,
+  traces: Array.NonEmptyReadonlyArray<ItemTrace>,
+  commit: Effect.Effect<A, E>,
+): Effect.Effect<A, E> => {
+  const first = Array.headNonEmpty(traces)
+  const linked = new Set<Tracer.AnySpan>([first.span])
+  const links: Array<Tracer.SpanLink> = []
+  for (const { span } of traces) {
+    if (linked.has(span)) continue
+    linked.add(span)
+    links.push({ _tag: "SpanLink", span, attributes: {} })
+  }
+  const batchSpan: Tracer.SpanOptions = {
+    parent: first.span,
+    links,
+    attributes: { "petstore.batch.size": size },
+    kind: "internal",
+    captureStackTrace: false,
+  }
+  return Effect.withTracer(
+    Effect.useSpan("group-commit.batch", batchSpan, (batch) =>
+      Effect.zipRight(
+        Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            const now = clock.unsafeCurrentTimeNanos()
+            for (const { wait } of traces) {
+              // A caller interrupted while it waited has ended its span already.
+              if (wait.status._tag === "Ended") continue
+              wait.attribute("petstore.batch.span_id", batch.spanId)
+              wait.attribute("petstore.batch.trace_id", batch.traceId)
+              wait.attribute("petstore.batch.size", size)
+              wait.event("group-commit.batch.started", now)
+            }
+          }),
+        ),
+        // The SQL statements' spans are made in the commit's fibers, which inherit this parent.
+        Effect.withParentSpan(commit, batch),
+      ),
+    ),
+    first.tracer,
+  )
 }
 
 /** Resumes after the I/O callbacks already due have run (`setImmediate`), not in a microtask. */
@@ -61,6 +152,11 @@ const nextEventLoopTurn = Effect.async<void>((resume) => {
  *
  * A waiting item is a callback in an array rather than a `Deferred` in a `Queue`: made for every
  * create, those cost more than the rest of the batch's bookkeeping together.
+ *
+ * Traces: an item submitted inside a sampled span waits in a `group-commit.wait` span, and a
+ * batch holding at least one such item commits inside a `group-commit.batch` span (see
+ * `inBatchSpan`), so the commit's SQL statements appear in the trace of the create they served.
+ * A batch of untraced items is committed with the tracer off, so its statements make no spans.
  */
 export const makeGroupCommit = <I, A, E>(
   commit: (items: Array.NonEmptyReadonlyArray<I>) => Effect.Effect<ReadonlyArray<A>, E>,
@@ -119,9 +215,17 @@ export const makeGroupCommit = <I, A, E>(
         return yield* Effect.ensuring(Deferred.await(outcome), Fiber.interruptFork(timer))
       })
 
-    const settle = (batch: Array.NonEmptyReadonlyArray<Pending<I, A, E>>) =>
-      Effect.map(
-        Effect.exit(boundedCommit(Array.map(batch, (pending) => pending.item))),
+    const settle = (batch: Array.NonEmptyReadonlyArray<Pending<I, A, E>>) => {
+      const committed = boundedCommit(Array.map(batch, (pending) => pending.item))
+      const traces = tracesOf(batch)
+      return Effect.map(
+        Effect.exit(
+          // A batch no traced caller waits for makes no span at all: its statements would
+          // otherwise start traces of their own, unrelated to any request.
+          traces === undefined
+            ? Effect.withTracerEnabled(committed, false)
+            : inBatchSpan(batch.length, traces, committed),
+        ),
         (exit) => {
           if (Exit.isFailure(exit)) {
             for (const pending of batch) pending.answer(Exit.failCause(exit.cause))
@@ -139,6 +243,7 @@ export const makeGroupCommit = <I, A, E>(
             pending.answer(Exit.succeed(result))
         },
       )
+    }
 
     // Once an item has left `waiting` it is committed and answered even if the scope is closing.
     const writer = Effect.forever(
@@ -166,12 +271,24 @@ export const makeGroupCommit = <I, A, E>(
     )
     yield* Effect.forkScoped(writer)
 
-    return (item: I) =>
+    const enqueue = (item: I, trace: ItemTrace | undefined) =>
       Effect.async<A, E | GroupCommitTimedOut | GroupCommitQueueFull>((answer) => {
         if (closed) return answer(Effect.interrupt)
         if (waiting.length >= options.maxWaiting)
           return answer(Effect.fail(new GroupCommitQueueFull({ maxWaiting: options.maxWaiting })))
-        waiting.push({ item, answer })
+        waiting.push({ item, answer, trace })
         wakeWriter?.()
+      })
+
+    // An item submitted outside a sampled span (tracing off, or this trace not sampled) costs one
+    // look at the fiber's current span: no span, no clock, no allocation for tracing.
+    return (item: I) =>
+      Effect.withFiberRuntime<A, E | GroupCommitTimedOut | GroupCommitQueueFull>((fiber) => {
+        const span = fiber.currentSpan
+        if (span === undefined || !span.sampled) return enqueue(item, undefined)
+        const tracer = fiber.currentTracer
+        return Effect.useSpan("group-commit.wait", waitSpanOptions, (wait) =>
+          enqueue(item, { span, wait, tracer }),
+        )
       })
   })
