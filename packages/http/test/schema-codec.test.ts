@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { ListPetsQuery, NewPet, Pet } from "@petstore/core"
+import { CategoryId, ListPetsQuery, NewPet, Pet, PetId } from "@petstore/core"
 import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
 import { schemaCodec } from "../src/codecs/schema-codec.js"
 import { ErrorBody } from "../src/openapi/ErrorBody.js"
@@ -101,10 +101,13 @@ const checkCodec = <A, I>(
       assert.deepEqual(codec.compiled, expected)
     })
 
-    it("writes exactly what JSON.stringify of the schema's encoding writes", () => {
+    it("writes exactly what JSON.stringify of the schema's encoding writes, again and again", () => {
       fc.assert(
         fc.property(Arbitrary.make(schema), (value) => {
-          assert.equal(codec.encodeJson(value), JSON.stringify(encode(value)))
+          const expected = JSON.stringify(encode(value))
+          assert.equal(codec.encodeJson(value), expected)
+          // The second time from the texts kept for class instances.
+          assert.equal(codec.encodeJson(value), expected)
         }),
         { numRuns },
       )
@@ -201,6 +204,24 @@ describe("the codec of NewPet, on the inputs the old hand-written decoder was te
 
   it("refuses a status that is present but undefined, as the schema's exact optional does", () => {
     assert.equal(decodePlain({ name: "Rex", categoryId: 1, status: undefined }), undefined)
+  })
+})
+
+describe("the texts of class instances", () => {
+  it("are written once per instance and kept: a page of the same pets joins texts it has", () => {
+    const pets = schemaCodec(Pets)
+    const rex = Pet.make({
+      id: PetId.make(1),
+      name: "Rex",
+      categoryId: CategoryId.make(1),
+      status: "available",
+    })
+    const first = pets.encodeJson([rex, rex])
+    // Instances never change; were one to, the text kept for it would show it was not rewritten.
+    Object.defineProperty(rex, "name", { value: "Changed" })
+    assert.equal(pets.encodeJson([rex]), `[${first.slice(1, first.indexOf("},") + 1)}]`)
+    const other = Pet.make({ id: PetId.make(1), name: "Changed", categoryId: CategoryId.make(1) })
+    assert.equal(pets.encodeJson([other]), '[{"id":1,"name":"Changed","categoryId":1}]')
   })
 })
 

@@ -143,6 +143,24 @@ const writeArray =
     return `[${text}]`
   }
 
+/**
+ * A class instance's text, written once and kept for as long as the instance lives. An instance
+ * of a `Schema.Class` was checked by its constructor and never changes (its fields are
+ * readonly), so its text never changes either; a store that hands out the same instances (the
+ * in-memory one) then writes a page of pets by joining texts it already has.
+ */
+const keptPerInstance = (write: JsonEncoder): JsonEncoder => {
+  const written = new WeakMap<object, string>()
+  return (value) => {
+    if (!isRecord(value)) return write(value)
+    const kept = written.get(value)
+    if (kept !== undefined) return kept
+    const text = write(value)
+    written.set(value, text)
+    return text
+  }
+}
+
 const compileTypeLiteral = (ast: SchemaAST.TypeLiteral): Option.Option<JsonEncoder> => {
   // Without properties, encoding keeps every property the value has: no text to compile.
   if (ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) return Option.none()
@@ -166,7 +184,7 @@ const compile = (ast: SchemaAST.AST): Option.Option<JsonEncoder> => {
         : Option.none()
     }
     case "Transformation":
-      return isClass(ast) ? compile(ast.from) : Option.none()
+      return isClass(ast) ? Option.map(compile(ast.from), keptPerInstance) : Option.none()
     default:
       return Option.none()
   }
