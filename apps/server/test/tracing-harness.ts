@@ -60,16 +60,27 @@ export const serverSpanOf = (
 ): ReceivedSpan | undefined =>
   spans.find((span) => span.traceId === traceId && span.kind === "SERVER")
 
-/** The trace id the request's access line names. */
-export const accessLine = (server: RunningServer, requestId: string): LogLine => {
-  const line = server
-    .stdout()
-    .split("\n")
-    .filter((text) => text.startsWith("{"))
-    .map(parseLogLine)
-    .find((parsed) => parsed["message"] === "request" && parsed["requestId"] === requestId)
-  assert.ok(line !== undefined, `no access line for ${requestId}`)
-  return line
+/**
+ * The request's access line, once the server has written it: the line goes through the
+ * process's non-blocking logger and a pipe, so it may arrive after the response.
+ */
+export const accessLine = async (
+  server: RunningServer,
+  requestId: string,
+  timeoutMs = 5_000,
+): Promise<LogLine> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const line = server
+      .stdout()
+      .split("\n")
+      .filter((text) => text.startsWith("{"))
+      .map(parseLogLine)
+      .find((parsed) => parsed["message"] === "request" && parsed["requestId"] === requestId)
+    if (line !== undefined) return line
+    assert.ok(Date.now() < deadline, `no access line for ${requestId} after ${timeoutMs} ms`)
+    await sleep(10)
+  }
 }
 
 /** Resolves with the server span of `traceId` once the receiver has it and its whole subtree. */

@@ -299,7 +299,7 @@ const storageTraces = (store: () => Promise<Store>) => {
         assert.ok(logged.startsWith(`${type}: `), logged)
         assert.ok(message.startsWith(logged.slice(type.length + 2)), `${logged} / ${message}`)
         assert.equal(errorLine["trace_id"], caller.traceId)
-        assert.equal(accessLine(server, "defect")["trace_id"], caller.traceId)
+        assert.equal((await accessLine(server, "defect"))["trace_id"], caller.traceId)
       } finally {
         await server.stop()
         await receiver.close()

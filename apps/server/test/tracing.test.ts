@@ -107,7 +107,7 @@ describe("tracing on the in-memory store", () => {
           assert.equal(createSpan.traceState, "vendor=opaque")
           assert.equal(createSpan.status.code, "UNSET")
           // Its access line names the trace and the server span.
-          const createLine = accessLine(server, "traced-create")
+          const createLine = await accessLine(server, "traced-create")
           assert.equal(createLine["trace_id"], caller.traceId)
           assert.equal(createLine["span_id"], createSpan.spanId)
 
@@ -116,7 +116,7 @@ describe("tracing on the in-memory store", () => {
             headers: { "User-Agent": "tracing-test/1", "X-Request-Id": "untraced-get" },
           })
           assert.equal(fetched.status, 200)
-          const getTraceId = accessLine(server, "untraced-get")["trace_id"]
+          const getTraceId = (await accessLine(server, "untraced-get"))["trace_id"]
           assert.ok(typeof getTraceId === "string" && /^[0-9a-f]{32}$/.test(getTraceId))
           assert.notEqual(getTraceId, caller.traceId)
           const getTrace = await waitForTrace(receiver, getTraceId, 3)
@@ -161,7 +161,7 @@ describe("tracing on the in-memory store", () => {
             headers: { "X-Request-Id": "missing-get" },
           })
           assert.equal(missing.status, 404)
-          const missingTraceId = String(accessLine(server, "missing-get")["trace_id"])
+          const missingTraceId = String((await accessLine(server, "missing-get"))["trace_id"])
           const missingTrace = await waitForTrace(receiver, missingTraceId, 3)
           const missingSpan = serverSpanOf(missingTrace, missingTraceId)
           assert.ok(missingSpan !== undefined)
@@ -175,7 +175,7 @@ describe("tracing on the in-memory store", () => {
             headers: { "X-Request-Id": "unknown-path" },
           })
           assert.equal(unknown.status, 404)
-          const unknownTraceId = String(accessLine(server, "unknown-path")["trace_id"])
+          const unknownTraceId = String((await accessLine(server, "unknown-path"))["trace_id"])
           const [unknownSpan] = await waitForTrace(receiver, unknownTraceId, 1)
           assert.ok(unknownSpan !== undefined)
           assert.equal(unknownSpan.kind, "SERVER")
@@ -246,7 +246,7 @@ describe("tracing on the in-memory store", () => {
         )
         // Time for the unsampled request's spans, were they exported, to arrive.
         await sleep(300)
-        const loneTrace = accessLine(server, "lone")["trace_id"]
+        const loneTrace = (await accessLine(server, "lone"))["trace_id"]
         assert.deepEqual(
           receiver.spans().filter((received) => received.traceId === loneTrace),
           [],
@@ -298,7 +298,7 @@ describe("tracing off", () => {
           (await server.api("/pets", { headers: { "X-Request-Id": "off" } })).status,
           200,
         )
-        assert.equal(accessLine(server, "off")["trace_id"], undefined)
+        assert.equal((await accessLine(server, "off"))["trace_id"], undefined)
       } finally {
         await server.stop()
       }
