@@ -137,7 +137,7 @@ const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 /** Why an Authorization header is refused, with its challenge; undefined when the key is known. */
 export const refuseKey = (
   header: string | undefined,
-  keys: ReadonlySet<string>,
+  keys: ReadonlySet<string> | ((token: string) => boolean),
 ): { readonly challenge: string; readonly body: ErrorBody } | undefined => {
   const token = header === undefined ? undefined : bearer.exec(header)?.[1]
   if (token === undefined) {
@@ -147,7 +147,7 @@ export const refuseKey = (
         : "the Authorization header must have the form Bearer <key>"
     return { challenge: realm, body: errorBody(401, "unauthorized", message) }
   }
-  if (keys.has(token)) return undefined
+  if (typeof keys === "function" ? keys(token) : keys.has(token)) return undefined
   return {
     challenge: `${realm}, error="invalid_token"`,
     body: errorBody(401, "unauthorized", "the API key is not valid"),
