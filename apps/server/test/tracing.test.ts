@@ -203,6 +203,52 @@ describe("tracing on the in-memory store", () => {
   }
 
   it(
+    "a hostile traceparent or tracestate starts a trace of its own, and the request is answered as usual",
+    processTimeout,
+    async () => {
+      const receiver = await startOtlpReceiver()
+      const server = await startTracedServer("memory", receiver)
+      try {
+        const caller = newCaller()
+        const hostile: ReadonlyArray<[string, Headers]> = [
+          ["not a traceparent", new Headers({ traceparent: "garbage" })],
+          [
+            "all-zero ids",
+            new Headers({ traceparent: `00-${"0".repeat(32)}-${"0".repeat(16)}-01` }),
+          ],
+          ["version ff", new Headers({ traceparent: `ff-${caller.traceId}-${caller.spanId}-01` })],
+          ["upper-case hex", new Headers({ traceparent: caller.traceparent.toUpperCase() })],
+          [
+            "sent twice",
+            new Headers([
+              ["traceparent", caller.traceparent],
+              ["traceparent", newCaller().traceparent],
+            ]),
+          ],
+        ]
+        for (const [name, headers] of hostile) {
+          headers.set("X-Request-Id", `hostile-${hostile.findIndex(([other]) => other === name)}`)
+          headers.set("tracestate", `${"x".repeat(600)}=y,${"k=v,".repeat(100)}`)
+          const answered = await server.api("/pets", { headers })
+          assert.equal(answered.status, 200, name)
+          const line = await accessLine(server, headers.get("X-Request-Id") ?? "")
+          const traceId = line["trace_id"]
+          assert.ok(typeof traceId === "string" && /^[0-9a-f]{32}$/.test(traceId), name)
+          assert.notEqual(traceId, "0".repeat(32), name)
+          assert.notEqual(traceId, caller.traceId, name)
+          const span = serverSpanOf(await waitForTrace(receiver, traceId, 3), traceId)
+          assert.ok(span !== undefined, name)
+          assert.equal(span.parentSpanId, undefined, name)
+          assert.equal(span.traceState, undefined, name)
+        }
+      } finally {
+        await server.stop()
+        await receiver.close()
+      }
+    },
+  )
+
+  it(
     "leaves to the SDK what it reads itself: service name, resource attributes, headers, the traces endpoint, the sampler",
     processTimeout,
     async () => {
