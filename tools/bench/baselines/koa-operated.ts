@@ -10,31 +10,12 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import Router from "@koa/router"
-import Koa, { type Middleware } from "koa"
+import type { Middleware } from "koa"
 import { pino } from "pino"
 import { Histogram, Registry } from "prom-client"
-import {
-  announce,
-  apiKeys,
-  checkListQuery,
-  checkNewPet,
-  deprecationHeaders,
-  errorBody,
-  invalidPetId,
-  isErrorBody,
-  listenAddress,
-  nextLink,
-  parseJson,
-  parsePetId,
-  petNotFound,
-  readBody,
-  refuseBodyHeaders,
-  refuseKey,
-  seededStore,
-  type ErrorBody,
-} from "./pet-store.js"
+import { serveKoaPetstore } from "./koa-app.js"
+import { apiKeys } from "./pet-store.js"
 
-const store = seededStore()
 const logger = pino({ level: process.env["PETSTORE_LOG_LEVEL"] ?? "info" })
 const registry = new Registry()
 const requestDuration = new Histogram({
@@ -56,26 +37,6 @@ const isKey = (token: string): boolean => {
 
 const acceptableRequestId = /^[A-Za-z0-9._-]{1,128}$/
 
-const fail = (ctx: Koa.Context, error: ErrorBody) => {
-  ctx.status = error.status
-  ctx.body = error
-}
-
-/** Answers 401 and true when the request bears no known key. */
-const refused = (ctx: Koa.Context): boolean => {
-  const refusal = refuseKey(ctx.get("Authorization"), isKey)
-  if (refusal === undefined) return false
-  ctx.set("WWW-Authenticate", refusal.challenge)
-  fail(ctx, refusal.body)
-  return true
-}
-
-const auth: Middleware = async (ctx, next) => {
-  if (refused(ctx)) return
-  ctx.set("Cache-Control", "no-store")
-  await next()
-}
-
 /** The request id, `nosniff`, the duration histogram and the access line, around everything. */
 const operated: Middleware = async (ctx, next) => {
   const started = performance.now()
@@ -93,80 +54,15 @@ const operated: Middleware = async (ctx, next) => {
   )
 }
 
-/** Every failure, and the router's empty 404 and 405, as the JSON Error body. */
-const jsonErrors: Middleware = async (ctx, next) => {
-  try {
-    await next()
-  } catch (error) {
-    logger.error({ error }, "request failed")
-    return fail(ctx, errorBody(500, "internal_error", "an unexpected error occurred"))
-  }
-  if (ctx.body !== undefined && ctx.body !== null) return
-  if (refused(ctx)) return
-  ctx.set("Cache-Control", "no-store")
-  if (ctx.status === 405)
-    fail(ctx, errorBody(405, "method_not_allowed", `${ctx.method} is not allowed on ${ctx.path}`))
-  else fail(ctx, errorBody(404, "not_found", `nothing is at ${ctx.path}`))
-}
-
-const deprecated: Middleware = async (ctx, next) => {
-  ctx.set(deprecationHeaders)
-  await next()
-}
-
-const router = new Router({ prefix: "/v1", strict: true, sensitive: true })
-
-router.get("/pets", auth, (ctx) => {
-  const query = checkListQuery({
-    limit: ctx.query["limit"],
-    status: ctx.query["status"],
-    cursor: ctx.query["cursor"],
-  })
-  if (isErrorBody(query)) return fail(ctx, query)
-  const page = store.list(query.limit, query.status, query.afterId)
-  if (page.next !== undefined) ctx.set("Link", nextLink(query.limit, query.status, page.next))
-  ctx.body = page.pets
-})
-
-router.post("/pets", auth, async (ctx) => {
-  const refused = refuseBodyHeaders(ctx.req)
-  if (refused !== undefined) return fail(ctx, refused)
-  const text = await readBody(ctx.req)
-  if (typeof text !== "string") return fail(ctx, text)
-  const parsed = parseJson(text)
-  if (isErrorBody(parsed)) return fail(ctx, parsed)
-  const newPet = checkNewPet(parsed.value)
-  if (isErrorBody(newPet)) return fail(ctx, newPet)
-  const pet = store.create(newPet)
-  ctx.status = 201
-  ctx.set("Location", `/v1/pets/${pet.id}`)
-  ctx.body = pet
-})
-
-router.get("/pets/:petId", deprecated, auth, (ctx) => {
-  const text = ctx.params["petId"] ?? ""
-  const id = parsePetId(text)
-  if (id === undefined) return fail(ctx, invalidPetId(text))
-  const pet = store.find(id)
-  if (pet === undefined) return fail(ctx, petNotFound(id))
-  ctx.body = pet
-})
-
 const metrics = new Router()
 metrics.get("/metrics", async (ctx) => {
   ctx.set("Content-Type", registry.contentType)
   ctx.body = await registry.metrics()
 })
 
-const app = new Koa()
-app.use(operated)
-app.use(jsonErrors)
-app.use(metrics.routes())
-app.use(router.routes())
-app.use(router.allowedMethods())
-
-const { port, host } = listenAddress()
-const server = app.listen(port, host, () => {
-  const address = server.address()
-  announce(typeof address === "object" && address !== null ? address.port : port, host)
+serveKoaPetstore({
+  isKey,
+  onError: (error) => logger.error({ error }, "request failed"),
+  around: [operated],
+  extraRoutes: metrics,
 })
