@@ -2,6 +2,7 @@
 import { Either, Schema } from "effect"
 import type { Mismatch } from "./http-bench-checks.js"
 import type { Machine } from "./http-bench-environment.js"
+import type { LoneCreatesRound } from "./lone-creates.js"
 import { table } from "./statistics.js"
 
 /** One measured run of one scenario on one target. */
@@ -52,6 +53,8 @@ export interface Report {
       }
     | undefined
   readonly creates: ReadonlyArray<Run>
+  /** Durable creates at one connection beside better-sqlite3 alone (absent from older reports). */
+  readonly loneCreates?: ReadonlyArray<LoneCreatesRound> | undefined
   readonly rss: {
     readonly seconds: number
     /** The mix ran this long before the measured run… */
@@ -343,6 +346,39 @@ export const renderReport = (report: Report, previousJson?: string): string => {
     ),
     "",
   )
+
+  const lone = report.loneCreates ?? []
+  if (lone.length > 0) {
+    const ratio = (round: LoneCreatesRound) =>
+      round.serviceLatencyMicros.p50 / round.rawLatencyMicros.p50
+    lines.push(
+      "### Durable creates at one connection",
+      "",
+      `Every create a batch of its own: a fresh server on an SQLite file (WAL, \`synchronous=FULL\`), seeded as above; a client pinned to core 1 sends ${format(lone[0]?.creates ?? 0, 0)} creates a round one after another over one kept-alive connection (as many before, in the first round, to warm up), timing each from its request to the end of its 201. Beside it, on the same file while the server is idle, better-sqlite3 alone pinned to core 0 inserts one pet and commits it (\`BEGIN IMMEDIATE\`, the service's \`INSERT … RETURNING\`, \`COMMIT\`) as many times. Targets: at most 300 µs of server CPU per create; p50 within 1.5× better-sqlite3's.`,
+      "",
+      table(
+        [
+          "service CPU µs/create",
+          "kernel share",
+          "service p50 / p99 µs",
+          "better-sqlite3 alone p50 / p99 µs",
+          "better-sqlite3 CPU µs/commit",
+          "p50 service ÷ better-sqlite3",
+        ],
+        [
+          [
+            show(spread(lone.map((round) => round.serviceCpuMicrosPerCreate)), 0),
+            `${format(median(lone.map((round) => round.serviceKernelShare * 100)), 0)} %`,
+            `${format(median(lone.map((round) => round.serviceLatencyMicros.p50)), 0)} / ${format(median(lone.map((round) => round.serviceLatencyMicros.p99)), 0)}`,
+            `${format(median(lone.map((round) => round.rawLatencyMicros.p50)), 0)} / ${format(median(lone.map((round) => round.rawLatencyMicros.p99)), 0)}`,
+            show(spread(lone.map((round) => round.rawCpuMicrosPerCommit)), 0),
+            show(spread(lone.map(ratio)), 2, "×"),
+          ],
+        ],
+      ),
+      "",
+    )
+  }
 
   const { rss } = report
   lines.push(

@@ -12,6 +12,7 @@
  *
  * Settings (environment): BENCH_ROUNDS, BENCH_SECONDS (measured), BENCH_WARMUP (seconds),
  * BENCH_CONNECTIONS, BENCH_RSS_SECONDS, BENCH_RSS_WARMUP_LIMIT, BENCH_MEMORY_PETS, BENCH_LIST_SCALE (1 or 0),
+ * BENCH_LONE_CREATES (creates per round at one connection),
  * BENCH_SERVICE (dist or src: the built apps/server/dist/main.js, or the sources through tsx),
  * BENCH_BEFORE (other checkouts, built, separated by `:`, whose services run beside this one
  * in the tracing phase: the cost of a change, measured in one run).
@@ -45,6 +46,7 @@ import {
   versions,
 } from "./http-bench-environment.js"
 import { startOtlpSink } from "./otlp-sink.js"
+import { loneCreatesRound, type LoneCreatesRound } from "./lone-creates.js"
 
 const quick = process.env["BENCH_QUICK"] === "1"
 const setting = (name: string, fallback: number): number => {
@@ -63,6 +65,8 @@ const settings = {
   rssWarmupLimit: setting("BENCH_RSS_WARMUP_LIMIT", quick ? 10 : 240),
   memoryPets: setting("BENCH_MEMORY_PETS", quick ? 10_000 : 50_000),
   listScale: setting("BENCH_LIST_SCALE", quick ? 0 : 1) === 1,
+  /** Creates per round at one connection (and as many warm-up first). */
+  loneCreates: setting("BENCH_LONE_CREATES", quick ? 1000 : 3000),
   seedPets: 1000,
 }
 const serverCore = 0
@@ -410,6 +414,41 @@ const durableCreates = async (load: LoadWorker, directory: string): Promise<Arra
   }
 }
 
+/**
+ * Durable creates at one connection (each a batch of one) on a fresh SQLite file, beside
+ * better-sqlite3 alone committing one insert at a time on that file; see lone-creates.ts.
+ */
+const loneCreates = async (directory: string): Promise<Array<LoneCreatesRound>> => {
+  const filename = path.join(directory, "lone.db")
+  const server = await startServer(
+    serviceCommand("service, SQLite", `file:${filename}`),
+    serverCore,
+  )
+  try {
+    await seed(server, settings.seedPets)
+    await verifyScenarios(server)
+    const rounds: Array<LoneCreatesRound> = []
+    for (let round = 1; round <= settings.rounds; round++) {
+      const result = await loneCreatesRound({
+        server,
+        apiKey,
+        filename,
+        warmup: round === 1 ? settings.loneCreates : Math.round(settings.loneCreates / 3),
+        creates: settings.loneCreates,
+        serverCore,
+        clientCore: loadCore,
+      })
+      log(
+        `  lone creates, round ${round}: service ${result.serviceCpuMicrosPerCreate.toFixed(0)} µs CPU/create, p50 ${result.serviceLatencyMicros.p50.toFixed(0)} µs; better-sqlite3 alone p50 ${result.rawLatencyMicros.p50.toFixed(0)} µs, ${result.rawCpuMicrosPerCommit.toFixed(0)} µs CPU/commit`,
+      )
+      rounds.push(result)
+    }
+    return rounds
+  } finally {
+    await server.stop()
+  }
+}
+
 /** Full (mark-compact) garbage collections the server has made, from its own `/metrics`. */
 const fullCollections = async (server: Server): Promise<number> => {
   const text = await (await fetch(`${server.origin}/metrics`)).text()
@@ -569,6 +608,8 @@ const main = async () => {
     const operationsRuns = await operationsCost(load)
     const tracing = await tracingCost(load)
     const createRuns = await durableCreates(load, directory)
+    log("durable creates at one connection, beside better-sqlite3 alone")
+    const lone = await loneCreates(directory)
     log("RSS over a mixed run")
     const rss = await rssOverTime(load)
     log("resident memory per stored pet")
@@ -594,6 +635,7 @@ const main = async () => {
       operations: operationsRuns,
       tracing,
       creates: createRuns,
+      loneCreates: lone,
       rss,
       memoryPerPet: perPet,
       listScale: scale,

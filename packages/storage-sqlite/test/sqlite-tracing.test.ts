@@ -126,16 +126,25 @@ describe("SQLite file, traced", () => {
     const aloneCreate = spans.find((span) => span.name === "create-alone")!
     assert.deepEqual(alone.parent, Option.some(aloneCreate))
 
-    // Every statement that writes pets or keys ran under a batch span, one transaction each.
+    // Every statement that writes pets or keys ran under a batch span. The batch with a key
+    // runs in a transaction; the one without is a single INSERT, a transaction of its own.
     const statements = spans.filter((span) => span.name === "sql.execute")
     const writes = statements.filter((span) =>
       /^\s*(INSERT INTO pets|INSERT INTO idempotency_keys|SELECT k\.scope)/.test(queryText(span)),
     )
-    for (const batch of batches) {
-      const transactions = spans.filter(
+    const transactionsUnder = (batch: RecordedSpan) =>
+      spans.filter(
         (span) => span.name === "sql.transaction" && Option.getOrNull(span.parent) === batch,
-      )
-      assert.equal(transactions.length, 1, "one transaction per batch")
+      ).length
+    assert.equal(transactionsUnder(alone), 1, "the batch with a key runs in one transaction")
+    assert.equal(transactionsUnder(shared), 0, "the batch without keys is one statement")
+    assert.deepEqual(
+      statements
+        .filter((span) => isUnder(span, shared))
+        .map((span) => queryText(span).trim().split(/\s+/).slice(0, 3).join(" ")),
+      ["INSERT INTO pets"],
+    )
+    for (const batch of batches) {
       const under = writes.filter((span) => isUnder(span, batch))
       assert.ok(
         under.some((span) => queryText(span).startsWith("INSERT INTO pets")),

@@ -75,6 +75,34 @@ describe("SQLite file", () => {
     assert.ok(created.every((pet) => next.id > pet.id))
   })
 
+  it("answers each create only once it is committed: another connection sees every pet answered", async () => {
+    const filename = freshFile()
+    await withRepository(filename, (repository) =>
+      Effect.gen(function* () {
+        // One at a time (each a batch of its own), then twenty together (one batch).
+        for (const i of Array.range(1, 3)) {
+          const pet = yield* repository.create(newPet(`alone ${i}`))
+          const rows = yield* Effect.promise(() =>
+            runSql(filename, `SELECT name FROM pets WHERE id = ${pet.id}`),
+          )
+          assert.deepEqual(rows, [{ name: `alone ${i}` }])
+        }
+        const together = yield* Effect.forEach(
+          Array.range(1, 20),
+          (i) =>
+            Effect.flatMap(repository.create(newPet(`together ${i}`)), (pet) =>
+              Effect.promise(() => runSql(filename, `SELECT name FROM pets WHERE id = ${pet.id}`)),
+            ),
+          { concurrency: "unbounded" },
+        )
+        assert.deepEqual(
+          together,
+          Array.range(1, 20).map((i) => [{ name: `together ${i}` }]),
+        )
+      }),
+    )
+  })
+
   it("creates the file's directory, and keeps the file in WAL mode", async () => {
     const filename = path.join(directory, "nested", "deeper", "pets.db")
     await withRepository(filename, (repository) => repository.create(newPet("Rex")))

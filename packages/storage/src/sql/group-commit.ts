@@ -1,14 +1,4 @@
-import {
-  Array,
-  Data,
-  Deferred,
-  Duration,
-  Effect,
-  Exit,
-  Fiber,
-  type Scope,
-  type Tracer,
-} from "effect"
+import { Array, Data, Duration, Effect, Exit, Runtime, type Scope, type Tracer } from "effect"
 
 export interface GroupCommitOptions {
   /** The most items one commit takes. */
@@ -135,23 +125,20 @@ const inBatchSpan = <A, E>(
   )
 }
 
-/** Resumes after the I/O callbacks already due have run (`setImmediate`), not in a microtask. */
-const nextEventLoopTurn = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
 /**
- * Commits items through one writer fiber that takes every item waiting, up to `maxBatchSize`,
- * and commits them together, so concurrent callers share one transaction and one fsync.
- * `commit` answers with one result per item, in the items' order; each caller resumes only
- * once its batch has committed, and every caller of a failed batch gets its failure.
+ * Commits items in batches, so concurrent callers share one transaction and one fsync. The first
+ * item to arrive while no batch is being committed opens a batch (for `window`, or one turn of
+ * the event loop); then every item waiting, up to `maxBatchSize`, is committed together, and
+ * items arriving meanwhile wait for the next batch, which opens once this one is answered.
+ * `commit` answers with one result per item, in the items' order; each caller resumes only once
+ * its batch has committed, and every caller of a failed batch gets its failure.
  *
  * Returns the function that submits one item. When the scope closes, a batch being committed
  * finishes and callers still waiting are interrupted.
  *
- * A waiting item is a callback in an array rather than a `Deferred` in a `Queue`: made for every
- * create, those cost more than the rest of the batch's bookkeeping together.
+ * The batches are driven by plain timers and callbacks, each batch's commit running in one fiber
+ * of its own: a writer fiber, a `Deferred` per item and forked timers cost more than the commit
+ * of a lone create itself (tools/bench/RESULTS.md).
  *
  * Traces: an item submitted inside a sampled span waits in a `group-commit.wait` span, and a
  * batch holding at least one such item commits inside a `group-commit.batch` span (see
@@ -167,101 +154,84 @@ export const makeGroupCommit = <I, A, E>(
   Scope.Scope
 > =>
   Effect.gen(function* () {
+    const run = Runtime.runCallback(yield* Effect.runtime<never>())
     const waiting: Array<Pending<I, A, E>> = []
     let closed = false
-    /** Set while the writer waits for an item; wakes it. */
-    let wakeWriter: (() => void) | undefined
+    /** A batch is open (its timer set) or being committed: items arriving wait for the next. */
+    let busy = false
 
-    const window = Duration.decode(options.window)
-    const holdOpen = Duration.isZero(window) ? nextEventLoopTurn : Effect.sleep(window)
+    const windowMillis = Duration.toMillis(options.window)
     const commitTimeout = Duration.decode(options.commitTimeout)
-    const observe = (batch: ReadonlyArray<unknown>) =>
-      Effect.ignore(Effect.try(() => options.observeBatchSize?.(batch.length)))
+    const timeoutMillis = Duration.toMillis(commitTimeout)
 
-    const itemWaiting = Effect.async<void>((resume) => {
-      if (waiting.length > 0) return resume(Effect.void)
-      wakeWriter = () => {
-        wakeWriter = undefined
-        resume(Effect.void)
-      }
-      return Effect.sync(() => {
-        wakeWriter = undefined
-      })
-    })
-
-    // The commit and its timer run as daemon fibers, out of reach of the writer's interruption
-    // (a batch being committed finishes even when the scope closes). On expiry the callers are
-    // answered at once and the commit is interrupted in the background, since a store that
-    // hangs may hang its rollback too.
-    const boundedCommit = (items: Array.NonEmptyReadonlyArray<I>) =>
-      Effect.gen(function* () {
-        const outcome = yield* Deferred.make<ReadonlyArray<A>, E | GroupCommitTimedOut>()
-        const committing = yield* Effect.forkDaemon(
-          Effect.interruptible(Effect.intoDeferred(commit(items), outcome)),
-        )
-        const timer = yield* Effect.forkDaemon(
-          Effect.interruptible(
-            Effect.zipRight(
-              Effect.sleep(commitTimeout),
-              Effect.zipRight(
-                Effect.suspend(() =>
-                  Deferred.fail(outcome, new GroupCommitTimedOut({ timeout: commitTimeout })),
-                ),
-                Fiber.interruptFork(committing),
-              ),
-            ),
-          ),
-        )
-        return yield* Effect.ensuring(Deferred.await(outcome), Fiber.interruptFork(timer))
-      })
-
-    const settle = (batch: Array.NonEmptyReadonlyArray<Pending<I, A, E>>) => {
-      const committed = boundedCommit(Array.map(batch, (pending) => pending.item))
-      const traces = tracesOf(batch)
-      return Effect.map(
-        Effect.exit(
-          // A batch no traced caller waits for makes no span at all: its statements would
-          // otherwise start traces of their own, unrelated to any request.
-          traces === undefined
-            ? Effect.withTracerEnabled(committed, false)
-            : inBatchSpan(batch.length, traces, committed),
-        ),
-        (exit) => {
-          if (Exit.isFailure(exit)) {
-            for (const pending of batch) pending.answer(Exit.failCause(exit.cause))
-            return
-          }
-          const results = exit.value
-          if (results.length !== batch.length) {
-            const defect = new Error(
-              `group commit: ${batch.length} items committed but ${results.length} results returned`,
-            )
-            for (const pending of batch) pending.answer(Exit.die(defect))
-            return
-          }
-          for (const [pending, result] of Array.zip(batch, results))
-            pending.answer(Exit.succeed(result))
-        },
-      )
+    const openBatch = () => {
+      if (busy || closed || waiting.length === 0) return
+      busy = true
+      if (windowMillis === 0) setImmediate(commitWaiting)
+      else setTimeout(commitWaiting, windowMillis)
     }
 
-    // Once an item has left `waiting` it is committed and answered even if the scope is closing.
-    const writer = Effect.forever(
-      Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(
-          restore(itemWaiting),
-          Effect.zipRight(
-            holdOpen,
-            Effect.suspend(() => {
-              const batch = waiting.splice(0, options.maxBatchSize)
-              return Array.isNonEmptyArray(batch)
-                ? Effect.zipRight(observe(batch), settle(batch))
-                : Effect.void
-            }),
-          ),
-        ),
-      ),
-    )
+    const answerAll = (
+      batch: ReadonlyArray<Pending<I, A, E>>,
+      exit: Exit.Exit<ReadonlyArray<A>, E>,
+    ) => {
+      if (Exit.isFailure(exit)) {
+        for (const pending of batch) pending.answer(Exit.failCause(exit.cause))
+        return
+      }
+      const results = exit.value
+      if (results.length !== batch.length) {
+        const defect = new Error(
+          `group commit: ${batch.length} items committed but ${results.length} results returned`,
+        )
+        for (const pending of batch) pending.answer(Exit.die(defect))
+        return
+      }
+      for (const [pending, result] of Array.zip(batch, results))
+        pending.answer(Exit.succeed(result))
+    }
+
+    // On expiry the callers are answered at once and the commit is interrupted in the
+    // background, since a store that hangs may hang its rollback too; the next batch opens.
+    // A commit still running when the scope closes finishes: its callers are answered.
+    const commitWaiting = () => {
+      const batch = waiting.splice(0, options.maxBatchSize)
+      if (closed || !Array.isNonEmptyArray(batch)) {
+        busy = false
+        return
+      }
+      try {
+        options.observeBatchSize?.(batch.length)
+      } catch {
+        // Metrics must not stop commits.
+      }
+      let answered = false
+      const settle = (answer: () => void) => {
+        if (answered) return
+        answered = true
+        clearTimeout(timer)
+        busy = false
+        answer()
+        openBatch()
+      }
+      const timer = setTimeout(() => {
+        const timedOut = Exit.fail(new GroupCommitTimedOut({ timeout: commitTimeout }))
+        settle(() => {
+          for (const pending of batch) pending.answer(timedOut)
+          cancel()
+        })
+      }, timeoutMillis)
+      const committed = commit(Array.map(batch, (pending) => pending.item))
+      const traces = tracesOf(batch)
+      const cancel = run(
+        // A batch no traced caller waits for makes no span at all: its statements would
+        // otherwise start traces of their own, unrelated to any request.
+        traces === undefined
+          ? Effect.withTracerEnabled(committed, false)
+          : inBatchSpan(batch.length, traces, committed),
+        { onExit: (exit) => settle(() => answerAll(batch, exit)) },
+      )
+    }
 
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -269,7 +239,6 @@ export const makeGroupCommit = <I, A, E>(
         for (const pending of waiting.splice(0)) pending.answer(Effect.interrupt)
       }),
     )
-    yield* Effect.forkScoped(writer)
 
     const enqueue = (item: I, trace: ItemTrace | undefined) =>
       Effect.async<A, E | GroupCommitTimedOut | GroupCommitQueueFull>((answer) => {
@@ -277,7 +246,7 @@ export const makeGroupCommit = <I, A, E>(
         if (waiting.length >= options.maxWaiting)
           return answer(Effect.fail(new GroupCommitQueueFull({ maxWaiting: options.maxWaiting })))
         waiting.push({ item, answer, trace })
-        wakeWriter?.()
+        openBatch()
       })
 
     // An item submitted outside a sampled span (tracing off, or this trace not sampled) costs one

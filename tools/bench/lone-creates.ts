@@ -1,0 +1,92 @@
+/**
+ * Durable creates at one connection, where every create is a batch of its own: the service on
+ * an SQLite file, its CPU time per create and each create's latency as a client on core 1 sees
+ * it, beside better-sqlite3 alone inserting and committing one pet at a time on the same file.
+ * The rounds interleave the two; the service is idle while the raw commits run.
+ */
+import { execFile } from "node:child_process"
+import path from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { Schema } from "effect"
+import { clockTicks, cpuTicks, type Server } from "./processes.js"
+
+const benchDir = fileURLToPath(new URL(".", import.meta.url))
+const run = promisify(execFile)
+
+const Latencies = Schema.parseJson(
+  Schema.Struct({
+    latenciesMicros: Schema.Array(Schema.Number),
+    cpuMicros: Schema.optional(Schema.Number),
+  }),
+)
+const decodeLatencies = Schema.decodeUnknownSync(Latencies)
+
+/** One round: the service's creates, then the raw commits, on the same file. */
+export interface LoneCreatesRound {
+  readonly creates: number
+  readonly serviceCpuMicrosPerCreate: number
+  readonly serviceKernelShare: number
+  readonly serviceLatencyMicros: { readonly p50: number; readonly p99: number }
+  readonly rawCpuMicrosPerCommit: number
+  readonly rawLatencyMicros: { readonly p50: number; readonly p99: number }
+}
+
+const nearestRank = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+
+const percentiles = (samples: ReadonlyArray<number>) => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return { p50: nearestRank(sorted, 50), p99: nearestRank(sorted, 99) }
+}
+
+const script = (core: number, file: string, args: ReadonlyArray<string>) =>
+  run(
+    "taskset",
+    ["-c", String(core), process.execPath, "--import", "tsx", path.join(benchDir, file), ...args],
+    { cwd: benchDir, timeout: 5 * 60_000, maxBuffer: 64 * 1024 * 1024 },
+  ).then(({ stdout }) => decodeLatencies(stdout.trim()))
+
+export const loneCreatesRound = async (options: {
+  readonly server: Server
+  readonly apiKey: string
+  /** The service's SQLite file. */
+  readonly filename: string
+  readonly warmup: number
+  readonly creates: number
+  readonly serverCore: number
+  readonly clientCore: number
+}): Promise<LoneCreatesRound> => {
+  const { server, creates } = options
+  const count = String(creates)
+  // The warm-up runs in the same client, before the CPU time is read.
+  await script(options.clientCore, "lone-create-client.ts", [
+    server.origin,
+    options.apiKey,
+    String(options.warmup),
+    "0",
+  ])
+  const before = cpuTicks(server.pid)
+  const service = await script(options.clientCore, "lone-create-client.ts", [
+    server.origin,
+    options.apiKey,
+    "0",
+    count,
+  ])
+  const after = cpuTicks(server.pid)
+  const user = after.user - before.user
+  const system = after.system - before.system
+  const raw = await script(options.serverCore, "raw-sqlite-commits.ts", [
+    options.filename,
+    String(options.warmup),
+    count,
+  ])
+  return {
+    creates,
+    serviceCpuMicrosPerCreate: (((user + system) / clockTicks) * 1e6) / creates,
+    serviceKernelShare: user + system === 0 ? 0 : system / (user + system),
+    serviceLatencyMicros: percentiles(service.latenciesMicros),
+    rawCpuMicrosPerCommit: (raw.cpuMicros ?? Number.NaN) / creates,
+    rawLatencyMicros: percentiles(raw.latenciesMicros),
+  }
+}
