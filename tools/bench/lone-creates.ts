@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Schema } from "effect"
 import { clockTicks, cpuTicks, type Server } from "./processes.js"
+import { percentile } from "./statistics.js"
 
 const benchDir = fileURLToPath(new URL(".", import.meta.url))
 const run = promisify(execFile)
@@ -32,13 +33,10 @@ export interface LoneCreatesRound {
   readonly rawLatencyMicros: { readonly p50: number; readonly p99: number }
 }
 
-const nearestRank = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-
-const percentiles = (samples: ReadonlyArray<number>) => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { p50: nearestRank(sorted, 50), p99: nearestRank(sorted, 99) }
-}
+const percentiles = (samples: ReadonlyArray<number>) => ({
+  p50: percentile(samples, 50),
+  p99: percentile(samples, 99),
+})
 
 const script = (core: number, file: string, args: ReadonlyArray<string>) =>
   run(
