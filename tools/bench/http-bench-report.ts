@@ -2,7 +2,7 @@
 import { Either, Schema } from "effect"
 import type { Mismatch } from "./http-bench-checks.js"
 import type { Machine } from "./http-bench-environment.js"
-import type { LoneCreatesRound } from "./lone-creates.js"
+import type { DurableCreateLayer, LoneCreatesRound } from "./lone-creates.js"
 import { table } from "./statistics.js"
 
 /** One measured run of one scenario on one target. */
@@ -55,6 +55,8 @@ export interface Report {
   readonly creates: ReadonlyArray<Run>
   /** Durable creates at one connection beside better-sqlite3 alone (absent from older reports). */
   readonly loneCreates?: ReadonlyArray<LoneCreatesRound> | undefined
+  /** The layers under a durable create, measured in one process (absent from older reports). */
+  readonly durableCreateLayers?: ReadonlyArray<DurableCreateLayer> | undefined
   readonly rss: {
     readonly seconds: number
     /** The mix ran this long before the measured run… */
@@ -375,6 +377,28 @@ export const renderReport = (report: Report, previousJson?: string): string => {
             show(spread(lone.map(ratio)), 2, "×"),
           ],
         ],
+      ),
+      "",
+    )
+  }
+
+  const layers = report.durableCreateLayers ?? []
+  if (layers.length > 0) {
+    const added = (index: number) =>
+      median(layers[index]?.cpuMicros ?? []) - median(layers[index - 1]?.cpuMicros ?? [])
+    const signed = (value: number) => `${value < 0 ? "−" : "+"}${format(Math.abs(value), 1)}`
+    lines.push(
+      "### The layers under a durable create",
+      "",
+      "Where a lone durable create's CPU goes below HTTP: one process pinned to core 0, a fresh SQLite file (WAL, `synchronous=FULL`, the service's schema), creates one after another at each layer of the stack, the layers interleaved round by round (durable-create-layers.ts). `driver`: better-sqlite3 running the service's `INSERT … RETURNING`, which SQLite makes its own transaction, as it does the service's batch without keys. `connection`: the same through @effect/sql's connection, held reserved (its prepared-statement cache and driver call, in a fiber). `statement`: through the `SqlClient` as the repository runs it, span off (a connection acquired and released per statement). `repository`: `PetRepository.create`, the group commit included. `use case`: `createPet`, as the HTTP handler runs it. The service's CPU per create at one connection, above, less the use case's, is what serving it adds: HTTP, and one request per event-loop turn.",
+      "",
+      table(
+        ["layer", "CPU µs/create", "over the layer below"],
+        layers.map((layer, index) => [
+          layer.name,
+          show(spread(layer.cpuMicros), 1),
+          index === 0 ? "" : signed(added(index)),
+        ]),
       ),
       "",
     )

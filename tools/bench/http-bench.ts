@@ -4,8 +4,9 @@
  * plain node:http) doing the same work: each server pinned to core 0, autocannon in a worker pinned
  * to core 1, 32 connections, a warm-up before every measured run, targets interleaved round
  * after round; req/s and the server's CPU time per request from /proc. Then the service alone:
- * creates on an SQLite file against memory, RSS over a mixed run, resident memory per stored
- * pet, and list-scale.ts. Writes a section of RESULTS.md and results/http-bench.json.
+ * creates on an SQLite file against memory, creates at one connection beside better-sqlite3
+ * alone and the layers under one (durable-create-layers.ts), RSS over a mixed run, resident
+ * memory per stored pet, and list-scale.ts. Writes a section of RESULTS.md and results/http-bench.json.
  *
  *   npm run bench -w @petstore/bench                    # about 15 minutes
  *   BENCH_QUICK=1 npm run bench -w @petstore/bench      # under 3 minutes
@@ -46,7 +47,7 @@ import {
   versions,
 } from "./http-bench-environment.js"
 import { startOtlpSink } from "./otlp-sink.js"
-import { loneCreatesRound, type LoneCreatesRound } from "./lone-creates.js"
+import { durableCreateLayers, loneCreatesRound, type LoneCreatesRound } from "./lone-creates.js"
 
 const quick = process.env["BENCH_QUICK"] === "1"
 const setting = (name: string, fallback: number): number => {
@@ -610,6 +611,13 @@ const main = async () => {
     const createRuns = await durableCreates(load, directory)
     log("durable creates at one connection, beside better-sqlite3 alone")
     const lone = await loneCreates(directory)
+    log("the layers under a durable create, in one process")
+    const layers = await durableCreateLayers({
+      directory,
+      rounds: settings.rounds,
+      creates: settings.loneCreates,
+      core: serverCore,
+    })
     log("RSS over a mixed run")
     const rss = await rssOverTime(load)
     log("resident memory per stored pet")
@@ -636,6 +644,7 @@ const main = async () => {
       tracing,
       creates: createRuns,
       loneCreates: lone,
+      durableCreateLayers: layers,
       rss,
       memoryPerPet: perPet,
       listScale: scale,

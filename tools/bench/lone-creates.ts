@@ -23,6 +23,21 @@ const Latencies = Schema.parseJson(
 )
 const decodeLatencies = Schema.decodeUnknownSync(Latencies)
 
+/** One layer of the stack under a durable create, and its CPU time per create in each round. */
+export interface DurableCreateLayer {
+  readonly name: string
+  readonly cpuMicros: ReadonlyArray<number>
+}
+const LayersOutput = Schema.parseJson(
+  Schema.Struct({
+    creates: Schema.Number,
+    layers: Schema.Array(
+      Schema.Struct({ name: Schema.String, cpuMicros: Schema.Array(Schema.Number) }),
+    ),
+  }),
+)
+const decodeLayers = Schema.decodeUnknownSync(LayersOutput)
+
 /** One round: the service's creates, then the raw commits, on the same file. */
 export interface LoneCreatesRound {
   readonly creates: number
@@ -38,12 +53,33 @@ const percentiles = (samples: ReadonlyArray<number>) => ({
   p99: percentile(samples, 99),
 })
 
-const script = (core: number, file: string, args: ReadonlyArray<string>) =>
+const scriptOutput = (core: number, file: string, args: ReadonlyArray<string>) =>
   run(
     "taskset",
     ["-c", String(core), process.execPath, "--import", "tsx", path.join(benchDir, file), ...args],
     { cwd: benchDir, timeout: 5 * 60_000, maxBuffer: 64 * 1024 * 1024 },
-  ).then(({ stdout }) => decodeLatencies(stdout.trim()))
+  ).then(({ stdout }) => stdout.trim())
+
+const script = (core: number, file: string, args: ReadonlyArray<string>) =>
+  scriptOutput(core, file, args).then(decodeLatencies)
+
+/**
+ * The layers under a durable create, each measured in one process pinned to `core` on a file of
+ * its own in `directory`; see durable-create-layers.ts.
+ */
+export const durableCreateLayers = async (options: {
+  readonly directory: string
+  readonly rounds: number
+  readonly creates: number
+  readonly core: number
+}): Promise<ReadonlyArray<DurableCreateLayer>> =>
+  decodeLayers(
+    await scriptOutput(options.core, "durable-create-layers.ts", [
+      options.directory,
+      String(options.rounds),
+      String(options.creates),
+    ]),
+  ).layers
 
 export const loneCreatesRound = async (options: {
   readonly server: Server
