@@ -26,6 +26,7 @@ import { SqlPetRepository } from "@petstore/storage/sql"
 import { SqlitePetRepository } from "@petstore/storage-sqlite"
 import Database from "better-sqlite3"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { serviceInsert } from "./service-insert.js"
 
 const [directoryText = "", roundsText = "3", createsText = "2000"] = process.argv.slice(2)
 const rounds = Number(roundsText)
@@ -34,7 +35,6 @@ const directory = mkdtempSync(path.join(directoryText, "layers-"))
 const filename = path.join(directory, "layers.db")
 
 const pet = NewPet.make({ name: "Rex", categoryId: CategoryId.make(1), status: "available" })
-const insertText = `INSERT INTO "pets" ("name","category_id","status") VALUES (?,?,?) RETURNING id, name, category_id AS "categoryId", status`
 const insertParams = [pet.name, pet.categoryId, pet.status ?? null]
 
 const client = Layer.scoped(SqlClient.SqlClient, SqlitePetRepository.makeClient({ filename }))
@@ -57,7 +57,7 @@ const untraced = <A, E>(effect: Effect.Effect<A, E>) =>
 
 const driver = new Database(filename)
 driver.pragma("synchronous = FULL")
-const insert = driver.prepare(insertText).safeIntegers(true)
+const insert = driver.prepare(serviceInsert).safeIntegers(true)
 
 interface StackLayer {
   readonly name: string
@@ -75,7 +75,7 @@ const reservedConnection = async () => {
   const reservation = await runtime.runPromise(Scope.make())
   const connection = await runtime.runPromise(Scope.extend(sql.reserve, reservation))
   return {
-    create: () => run(untraced(connection.execute(insertText, insertParams, undefined))),
+    create: () => run(untraced(connection.execute(serviceInsert, insertParams, undefined))),
     close: () => runtime.runPromise(Scope.close(reservation, Exit.void)),
   }
 }

@@ -8,6 +8,7 @@
  *   node --import tsx raw-sqlite-commits.ts <file> <warm-up count> <count>
  */
 import Database from "better-sqlite3"
+import { serviceInsert } from "./service-insert.js"
 
 const [file = "", warmupText = "0", countText = "0"] = process.argv.slice(2)
 const db = new Database(file)
@@ -15,9 +16,7 @@ db.pragma("busy_timeout = 5000")
 db.pragma("synchronous = FULL")
 if (db.pragma("journal_mode", { simple: true }) !== "wal")
   throw new Error(`${file} is not in WAL mode`)
-const insert = db.prepare(
-  `INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id AS "categoryId", status`,
-)
+const insert = db.prepare(serviceInsert)
 const begin = db.prepare("BEGIN IMMEDIATE")
 const commit = db.prepare("COMMIT")
 const insertAndCommit = () => {
