@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { Cause, Context, Effect, Layer, Option, Tracer, type Exit } from "effect"
+import { Cause, Context, Effect, Layer, Option, type Exit } from "effect"
 import {
   CategoryId,
   IdempotencyKey,
@@ -15,66 +15,8 @@ import {
   tracedPetRepositoryLayer,
   tracePetRepository,
 } from "../src/index.js"
+import { type RecordedSpan, recordingTracer } from "../src/testing/index.js"
 import { fakeRepository } from "./fake-repository.js"
-
-/** A span as the test tracer keeps it. */
-class RecordedSpan implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly spanId: string
-  readonly traceId: string
-  readonly sampled = true
-  readonly attributes = new Map<string, unknown>()
-  readonly links: Array<Tracer.SpanLink>
-  status: Tracer.SpanStatus
-  constructor(
-    readonly name: string,
-    readonly parent: Option.Option<Tracer.AnySpan>,
-    readonly context: Context.Context<never>,
-    links: ReadonlyArray<Tracer.SpanLink>,
-    startTime: bigint,
-    readonly kind: Tracer.SpanKind,
-    spanId: string,
-  ) {
-    this.spanId = spanId
-    this.traceId = Option.match(parent, {
-      onNone: () => `trace-${spanId}`,
-      onSome: (p) => p.traceId,
-    })
-    this.links = [...links]
-    this.status = { _tag: "Started", startTime }
-  }
-  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
-    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
-  }
-  attribute(key: string, value: unknown) {
-    this.attributes.set(key, value)
-  }
-  event() {}
-  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
-    this.links.push(...links)
-  }
-}
-
-const recordingTracer = () => {
-  const spans: Array<RecordedSpan> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const span = new RecordedSpan(
-        name,
-        parent,
-        context,
-        links,
-        startTime,
-        kind,
-        `span-${spans.length + 1}`,
-      )
-      spans.push(span)
-      return span
-    },
-    context: (f) => f(),
-  })
-  return { spans, tracer }
-}
 
 // Values a client chooses, distinctive enough to be found wherever they leak.
 const seeded = [7001, 7002, 7003].map(

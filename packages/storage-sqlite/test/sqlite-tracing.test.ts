@@ -10,68 +10,12 @@ import {
   NewPet,
   petFingerprint,
 } from "@petstore/core"
-import { Array, type Context, Effect, type Exit, Option, Tracer } from "effect"
+import { type RecordedSpan, recordingTracer } from "@petstore/core/testing"
+import { Array, Effect, Option, type Tracer } from "effect"
 import { SqlitePetRepository } from "../src/index.js"
 
 const directory = mkdtempSync(path.join(tmpdir(), "petstore-sqlite-tracing-"))
 after(() => rmSync(directory, { recursive: true, force: true }))
-
-/** A span as the test tracer keeps it. */
-class RecordedSpan implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly traceId: string
-  readonly sampled = true
-  readonly attributes = new Map<string, unknown>()
-  readonly links: Array<Tracer.SpanLink>
-  status: Tracer.SpanStatus
-  constructor(
-    readonly name: string,
-    readonly parent: Option.Option<Tracer.AnySpan>,
-    readonly context: Context.Context<never>,
-    links: ReadonlyArray<Tracer.SpanLink>,
-    startTime: bigint,
-    readonly kind: Tracer.SpanKind,
-    readonly spanId: string,
-  ) {
-    this.traceId = Option.match(parent, {
-      onNone: () => `trace-${spanId}`,
-      onSome: (span) => span.traceId,
-    })
-    this.links = [...links]
-    this.status = { _tag: "Started", startTime }
-  }
-  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
-    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
-  }
-  attribute(key: string, value: unknown) {
-    this.attributes.set(key, value)
-  }
-  event() {}
-  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
-    this.links.push(...links)
-  }
-}
-
-const recordingTracer = () => {
-  const spans: Array<RecordedSpan> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const span = new RecordedSpan(
-        name,
-        parent,
-        context,
-        links,
-        startTime,
-        kind,
-        `span-${spans.length + 1}`,
-      )
-      spans.push(span)
-      return span
-    },
-    context: (f) => f(),
-  })
-  return { spans, tracer }
-}
 
 /** Whether `ancestor` is `span`'s parent, or its parent's, and so on. */
 const isUnder = (span: Tracer.AnySpan, ancestor: Tracer.AnySpan): boolean =>

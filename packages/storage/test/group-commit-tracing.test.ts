@@ -1,6 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { Array, type Context, Effect, type Exit, Option, Tracer } from "effect"
+import { recordingTracer } from "@petstore/core/testing"
+import { Array, Effect, Option } from "effect"
 import { makeGroupCommit, type GroupCommitOptions } from "../src/sql/group-commit.js"
 
 const options: GroupCommitOptions = {
@@ -8,67 +9,6 @@ const options: GroupCommitOptions = {
   window: 0,
   commitTimeout: "10 seconds",
   maxWaiting: 10_000,
-}
-
-/** A span as the test tracer keeps it. */
-class RecordedSpan implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly traceId: string
-  readonly sampled = true
-  readonly attributes = new Map<string, unknown>()
-  readonly events: Array<{ readonly name: string; readonly time: bigint }> = []
-  readonly links: Array<Tracer.SpanLink>
-  status: Tracer.SpanStatus
-  constructor(
-    readonly name: string,
-    readonly parent: Option.Option<Tracer.AnySpan>,
-    readonly context: Context.Context<never>,
-    links: ReadonlyArray<Tracer.SpanLink>,
-    startTime: bigint,
-    readonly kind: Tracer.SpanKind,
-    readonly spanId: string,
-  ) {
-    this.traceId = Option.match(parent, {
-      onNone: () => `trace-${spanId}`,
-      onSome: (span) => span.traceId,
-    })
-    this.links = [...links]
-    this.status = { _tag: "Started", startTime }
-  }
-  end(endTime: bigint, exit: Exit.Exit<unknown, unknown>) {
-    this.status = { _tag: "Ended", startTime: this.status.startTime, endTime, exit }
-  }
-  attribute(key: string, value: unknown) {
-    this.attributes.set(key, value)
-  }
-  event(name: string, time: bigint) {
-    this.events.push({ name, time })
-  }
-  addLinks(links: ReadonlyArray<Tracer.SpanLink>) {
-    this.links.push(...links)
-  }
-}
-
-const recordingTracer = () => {
-  const spans: Array<RecordedSpan> = []
-  const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
-      const span = new RecordedSpan(
-        name,
-        parent,
-        context,
-        links,
-        startTime,
-        kind,
-        `span-${spans.length + 1}`,
-      )
-      spans.push(span)
-      return span
-    },
-    context: (f) => f(),
-  })
-  const named = (name: string) => spans.filter((span) => span.name === name)
-  return { spans, tracer, named }
 }
 
 /**

@@ -1,0 +1,1 @@
+export { RecordedSpan, recordingTracer } from "./recording-tracer.js"
