@@ -417,7 +417,8 @@ const durableCreates = async (load: LoadWorker, directory: string): Promise<Arra
 
 /**
  * Durable creates at one connection (each a batch of one) on a fresh SQLite file, beside
- * better-sqlite3 alone committing one insert at a time on that file; see lone-creates.ts.
+ * better-sqlite3 alone committing one insert at a time on that file and the node:http
+ * baseline's create; see lone-creates.ts.
  */
 const loneCreates = async (directory: string): Promise<Array<LoneCreatesRound>> => {
   const filename = path.join(directory, "lone.db")
@@ -425,13 +426,16 @@ const loneCreates = async (directory: string): Promise<Array<LoneCreatesRound>> 
     serviceCommand("service, SQLite", `file:${filename}`),
     serverCore,
   )
+  const floor = await startServer(baseline("node:http", "node-http.ts"), serverCore)
   try {
     await seed(server, settings.seedPets)
     await verifyScenarios(server)
+    await seed(floor, settings.seedPets)
     const rounds: Array<LoneCreatesRound> = []
     for (let round = 1; round <= settings.rounds; round++) {
       const result = await loneCreatesRound({
         server,
+        floor,
         apiKey,
         filename,
         warmup: round === 1 ? settings.loneCreates : Math.round(settings.loneCreates / 3),
@@ -440,13 +444,13 @@ const loneCreates = async (directory: string): Promise<Array<LoneCreatesRound>> 
         clientCore: loadCore,
       })
       log(
-        `  lone creates, round ${round}: service ${result.serviceCpuMicrosPerCreate.toFixed(0)} µs CPU/create, p50 ${result.serviceLatencyMicros.p50.toFixed(0)} µs; better-sqlite3 alone p50 ${result.rawLatencyMicros.p50.toFixed(0)} µs, ${result.rawCpuMicrosPerCommit.toFixed(0)} µs CPU/commit`,
+        `  lone creates, round ${round}: service ${result.serviceCpuMicrosPerCreate.toFixed(0)} µs CPU/create, p50 ${result.serviceLatencyMicros.p50.toFixed(0)} µs; better-sqlite3 alone p50 ${result.rawLatencyMicros.p50.toFixed(0)} µs, ${result.rawCpuMicrosPerCommit.toFixed(0)} µs CPU/commit; node:http p50 ${result.floorLatencyMicros.p50.toFixed(0)} µs`,
       )
       rounds.push(result)
     }
     return rounds
   } finally {
-    await server.stop()
+    await Promise.all([server.stop(), floor.stop()])
   }
 }
 

@@ -1,8 +1,10 @@
 /**
  * Durable creates at one connection, where every create is a batch of its own: the service on
  * an SQLite file, its CPU time per create and each create's latency as a client on core 1 sees
- * it, beside better-sqlite3 alone inserting and committing one pet at a time on the same file.
- * The rounds interleave the two; the service is idle while the raw commits run.
+ * it, beside better-sqlite3 alone inserting and committing one pet at a time on the same file,
+ * and beside the node:http baseline's create timed by the same client: the HTTP round trip with
+ * nothing under it, so its p50 plus better-sqlite3's is the floor for a service on Node's `http`.
+ * The rounds interleave the three; each runs while the others are idle.
  */
 import { execFile } from "node:child_process"
 import path from "node:path"
@@ -46,6 +48,9 @@ export interface LoneCreatesRound {
   readonly serviceLatencyMicros: { readonly p50: number; readonly p99: number }
   readonly rawCpuMicrosPerCommit: number
   readonly rawLatencyMicros: { readonly p50: number; readonly p99: number }
+  /** The node:http baseline's create (memory, nothing to commit), timed by the same client. */
+  readonly floorCpuMicrosPerCreate: number
+  readonly floorLatencyMicros: { readonly p50: number; readonly p99: number }
 }
 
 const percentiles = (samples: ReadonlyArray<number>) => ({
@@ -81,18 +86,15 @@ export const durableCreateLayers = async (options: {
     ]),
   ).layers
 
-export const loneCreatesRound = async (options: {
+/** Creates sent one after another to `server` from a client on `clientCore`, warm-up first. */
+const timedCreates = async (options: {
   readonly server: Server
   readonly apiKey: string
-  /** The service's SQLite file. */
-  readonly filename: string
   readonly warmup: number
   readonly creates: number
-  readonly serverCore: number
   readonly clientCore: number
-}): Promise<LoneCreatesRound> => {
+}) => {
   const { server, creates } = options
-  const count = String(creates)
   // The warm-up runs in the same client, before the CPU time is read.
   await script(options.clientCore, "lone-create-client.ts", [
     server.origin,
@@ -101,26 +103,50 @@ export const loneCreatesRound = async (options: {
     "0",
   ])
   const before = cpuTicks(server.pid)
-  const service = await script(options.clientCore, "lone-create-client.ts", [
+  const { latenciesMicros } = await script(options.clientCore, "lone-create-client.ts", [
     server.origin,
     options.apiKey,
     "0",
-    count,
+    String(creates),
   ])
   const after = cpuTicks(server.pid)
   const user = after.user - before.user
   const system = after.system - before.system
+  return {
+    cpuMicrosPerCreate: (((user + system) / clockTicks) * 1e6) / creates,
+    kernelShare: user + system === 0 ? 0 : system / (user + system),
+    latencyMicros: percentiles(latenciesMicros),
+  }
+}
+
+export const loneCreatesRound = async (options: {
+  readonly server: Server
+  /** The node:http baseline (memory): what one create over HTTP costs with nothing under it. */
+  readonly floor: Server
+  readonly apiKey: string
+  /** The service's SQLite file. */
+  readonly filename: string
+  readonly warmup: number
+  readonly creates: number
+  readonly serverCore: number
+  readonly clientCore: number
+}): Promise<LoneCreatesRound> => {
+  const { creates } = options
+  const service = await timedCreates(options)
   const raw = await script(options.serverCore, "raw-sqlite-commits.ts", [
     options.filename,
     String(options.warmup),
-    count,
+    String(creates),
   ])
+  const floor = await timedCreates({ ...options, server: options.floor })
   return {
     creates,
-    serviceCpuMicrosPerCreate: (((user + system) / clockTicks) * 1e6) / creates,
-    serviceKernelShare: user + system === 0 ? 0 : system / (user + system),
-    serviceLatencyMicros: percentiles(service.latenciesMicros),
+    serviceCpuMicrosPerCreate: service.cpuMicrosPerCreate,
+    serviceKernelShare: service.kernelShare,
+    serviceLatencyMicros: service.latencyMicros,
     rawCpuMicrosPerCommit: (raw.cpuMicros ?? Number.NaN) / creates,
     rawLatencyMicros: percentiles(raw.latenciesMicros),
+    floorCpuMicrosPerCreate: floor.cpuMicrosPerCreate,
+    floorLatencyMicros: floor.latencyMicros,
   }
 }
