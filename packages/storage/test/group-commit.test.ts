@@ -214,13 +214,14 @@ describe("group commit", () => {
       Effect.gen(function* () {
         const scope = yield* Scope.make()
         const started = yield* Deferred.make<void>()
+        let committed = 0
         const submit = yield* Scope.extend(
           makeGroupCommit(
             (items: Array.NonEmptyReadonlyArray<number>) =>
               Effect.as(
                 Effect.zipRight(Deferred.succeed(started, undefined), Effect.sleep("50 millis")),
                 items,
-              ),
+              ).pipe(Effect.tap(() => Effect.sync(() => (committed += items.length)))),
             options({ maxBatchSize: 1 }),
           ),
           scope,
@@ -233,6 +234,9 @@ describe("group commit", () => {
         yield* Effect.sleep("10 millis")
 
         yield* Scope.close(scope, Exit.void)
+        // Closing waits for the batch in flight, so whatever the scope closes next (the
+        // database's connection) is still open for its commit.
+        assert.equal(committed, 1, "the scope closed before the batch in flight committed")
 
         assert.deepEqual(yield* awaitWithin(inFlight, "2 seconds"), Exit.succeed(1))
         for (const caller of waiting) {

@@ -159,6 +159,12 @@ export const makeGroupCommit = <I, A, E>(
     let closed = false
     /** A batch is open (its timer set) or being committed: items arriving wait for the next. */
     let busy = false
+    /** Told when no batch is open or committing any more: the closing scope waits for it. */
+    const whenIdle: Array<() => void> = []
+    const becomeIdle = () => {
+      busy = false
+      for (const resume of whenIdle.splice(0)) resume()
+    }
 
     const windowMillis = Duration.toMillis(options.window)
     const commitTimeout = Duration.decode(options.commitTimeout)
@@ -193,13 +199,11 @@ export const makeGroupCommit = <I, A, E>(
 
     // On expiry the callers are answered at once and the commit is interrupted in the
     // background, since a store that hangs may hang its rollback too; the next batch opens.
-    // A commit still running when the scope closes finishes: its callers are answered.
+    // A commit still running when the scope closes finishes, its callers answered, before the
+    // scope has closed.
     const commitWaiting = () => {
       const batch = waiting.splice(0, options.maxBatchSize)
-      if (closed || !Array.isNonEmptyArray(batch)) {
-        busy = false
-        return
-      }
+      if (closed || !Array.isNonEmptyArray(batch)) return becomeIdle()
       try {
         options.observeBatchSize?.(batch.length)
       } catch {
@@ -210,7 +214,7 @@ export const makeGroupCommit = <I, A, E>(
         if (answered) return
         answered = true
         clearTimeout(timer)
-        busy = false
+        becomeIdle()
         answer()
         openBatch()
       }
@@ -233,11 +237,19 @@ export const makeGroupCommit = <I, A, E>(
       )
     }
 
+    // Closing interrupts the callers still waiting, then waits for the batch in flight (at most
+    // `commitTimeout`), so that what the scope closes next, the database, is open for its commit.
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        closed = true
-        for (const pending of waiting.splice(0)) pending.answer(Effect.interrupt)
-      }),
+      Effect.zipRight(
+        Effect.sync(() => {
+          closed = true
+          for (const pending of waiting.splice(0)) pending.answer(Effect.interrupt)
+        }),
+        Effect.async<void>((resume) => {
+          if (!busy) return resume(Effect.void)
+          whenIdle.push(() => resume(Effect.void))
+        }),
+      ),
     )
 
     const enqueue = (item: I, trace: ItemTrace | undefined) =>
