@@ -374,7 +374,7 @@ export const settings = {
     variable: "PETSTORE_AUTH_FAILURE_LIMIT",
     fallback: "20/min",
     description:
-      "Wrong keys per client address before they get 429 instead of 401, without a store look-up; a valid key is never refused for it (same syntax as `PETSTORE_RATE_LIMIT`, or `off`). Per process, or shared through `PETSTORE_REDIS_URL`.",
+      "Wrong keys (well-formed tokens that are no key; a missing or malformed `Authorization` is always 401) per client address before they get 429 instead of 401, without a store look-up; a valid key is never refused for it (same syntax as `PETSTORE_RATE_LIMIT`, or `off`). Per process, or shared through `PETSTORE_REDIS_URL`.",
     parse: readRate,
   }),
   trustProxy: setting({

@@ -2,7 +2,7 @@ import type { Server } from "node:http"
 import { connect, type Socket } from "node:net"
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime } from "effect"
-import { createApp, createMetrics } from "@petstore/http"
+import { createApp, createMetrics, type TrustedProxies } from "@petstore/http"
 import type { EdgeObservers } from "../src/server/edge-refusals.js"
 import {
   closeGracefully,
@@ -27,16 +27,24 @@ export interface EdgeServer {
 
 /**
  * The real app (memory storage, the harness's API key, metrics at `/metrics`) on a server with
- * the default limits but those given, its refusals logged and counted as `main.ts` has them.
+ * the default limits but those given, its refusals logged and counted as `main.ts` has them;
+ * `trustedProxies` may name the client in `X-Forwarded-For` (none unless given).
  */
 export const startEdgeServer = async (
   limits: Partial<ConnectionLimits> = {},
   observers: Pick<EdgeObservers, "isTrustedProxy"> = {},
+  trustedProxies?: TrustedProxies,
 ): Promise<EdgeServer> => {
   const logs = captureLogs()
   const metrics = createMetrics({ processMetrics: false })
   const runtime = ManagedRuntime.make(MemoryPetRepository.layer)
-  const app = createApp({ runtime, apiKeys: [apiKey], logger: logs.logger, metrics })
+  const app = createApp({
+    runtime,
+    apiKeys: [apiKey],
+    logger: logs.logger,
+    metrics,
+    ...(trustedProxies === undefined ? {} : { limits: { trustedProxies } }),
+  })
   const server = createAppServer(
     app.callback(),
     { ...defaultConnectionLimits, ...limits },

@@ -66,6 +66,12 @@ const cases: ReadonlyArray<Case> = [
     status: 400,
     reason: "framing",
   },
+  {
+    name: "an HTTP version other than 1.0 and 1.1",
+    request: "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n",
+    status: 505,
+    reason: "http_version",
+  },
 ]
 
 describe("refusals before the app", () => {

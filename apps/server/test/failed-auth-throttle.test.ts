@@ -113,6 +113,34 @@ describe("wrong keys per client address (PETSTORE_AUTH_FAILURE_LIMIT=3/min)", ()
     assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 401)
   })
 
+  it("does not count credentials that guess nothing: an empty or malformed token, another scheme, two headers", async () => {
+    const from = "127.0.0.11"
+    const guessNothing = [
+      "Bearer ",
+      "Bearer",
+      "bearer    ",
+      "Basic dXNlcjpwYXNz",
+      "Bearer a b",
+      "Bearer {}",
+    ]
+    for (let i = 0; i < 5; i++) {
+      for (const authorization of guessNothing) {
+        const answer = await server.send("/v1/pets", {
+          from,
+          headers: { Authorization: authorization },
+        })
+        assertErrorAnswer(answer, 401, "unauthorized")
+      }
+      const twice = { Authorization: [`Bearer guess-${i}`, `Bearer other-${i}`] }
+      const answer = await server.send("/v1/pets", { from, headers: twice })
+      assertErrorAnswer(answer, 401, "unauthorized")
+    }
+    // The budget is whole: three real guesses are still answered 401.
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await server.send("/v1/pets", badKey({ from }))).status, 401)
+    }
+  })
+
   it("counts only failures: successful requests spend nothing", async () => {
     const from = "127.0.0.6"
     for (let i = 0; i < 20; i++) await server.send("/v1/pets", goodKey({ from }))

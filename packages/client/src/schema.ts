@@ -160,7 +160,7 @@ export interface operations {
           "application/json": components["schemas"]["Pets"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_query`: A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_query`: A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -309,6 +309,21 @@ export interface operations {
           }
         }
       }
+      /** @description The request line names an HTTP version other than 1.0 and 1.1. */
+      505: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "http_version_not_supported"
+            /** @constant */
+            status?: 505
+          }
+        }
+      }
     }
   }
   createPet: {
@@ -342,7 +357,7 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -560,6 +575,21 @@ export interface operations {
           }
         }
       }
+      /** @description The request line names an HTTP version other than 1.0 and 1.1. */
+      505: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "http_version_not_supported"
+            /** @constant */
+            status?: 505
+          }
+        }
+      }
     }
   }
   getPet: {
@@ -592,7 +622,7 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host`, or it is a `CONNECT` (this is not a proxy). `invalid_path_parameter`: `petId` is not a positive integer of at most 2^53 − 1. */
+      /** @description `bad_request`: The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_path_parameter`: `petId` is not a positive integer of at most 2^53 − 1. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -791,6 +821,21 @@ export interface operations {
             code?: "storage_unavailable"
             /** @constant */
             status?: 503
+          }
+        }
+      }
+      /** @description The request line names an HTTP version other than 1.0 and 1.1. */
+      505: {
+        headers: {
+          "X-Request-Id": components["headers"]["XRequestId"]
+          [name: string]: unknown
+        }
+        content: {
+          "application/json": components["schemas"]["Error"] & {
+            /** @enum {string} */
+            code?: "http_version_not_supported"
+            /** @constant */
+            status?: 505
           }
         }
       }

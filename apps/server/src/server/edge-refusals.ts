@@ -20,6 +20,8 @@ export type EdgeRefusalReason =
   | "host_header"
   /** `Transfer-Encoding` in an HTTP/1.0 request. */
   | "framing"
+  /** A version other than HTTP/1.0 and HTTP/1.1 (505). */
+  | "http_version"
   /** `PETSTORE_MAX_CONNECTIONS` reached: refused at accept. */
   | "connection_limit"
   /** `PETSTORE_MAX_CONNECTIONS_PER_ADDRESS` reached: refused at accept. */

@@ -175,22 +175,35 @@ const hostLines = (request: IncomingMessage): number => {
   return count
 }
 
+/** The versions served (RFC 9112 §2.3); Node's parser also reads `0.9` and `2.0` request lines. */
+const servedVersions: ReadonlySet<string> = new Set(["1.0", "1.1"])
+
 /**
  * Why a request's head cannot be acted on (RFC 9112), if it cannot. A proxy in front may have
- * read such a head otherwise (another body, another host), so what follows it on the connection
- * is not read: the answer closes the connection. Node would accept the first two and refuse the
- * third with an empty 400.
+ * read such a head otherwise (another body, another host, another version's framing), so what
+ * follows it on the connection is not read: the answer closes the connection. Node would accept
+ * all but the last and refuse that with an empty 400.
  */
 const headFault = (
   request: IncomingMessage,
 ): readonly [EdgeRefusalReason, ApiError] | undefined => {
-  // §6.1: HTTP/1.0 has no chunked coding; such a body may end, for a proxy, where it did not here.
-  if (request.httpVersion === "1.0" && request.headers["transfer-encoding"] !== undefined) {
+  if (!servedVersions.has(request.httpVersion)) {
+    return [
+      "http_version",
+      apiError(
+        "http_version_not_supported",
+        `HTTP/${request.httpVersion} is not supported: send HTTP/1.1 or HTTP/1.0`,
+      ),
+    ]
+  }
+  // §6.1: only HTTP/1.1 has the chunked coding; such a body may end, for a proxy, where it did
+  // not here.
+  if (request.httpVersion !== "1.1" && request.headers["transfer-encoding"] !== undefined) {
     return [
       "framing",
       apiError(
         "bad_request",
-        "Transfer-Encoding is not allowed in an HTTP/1.0 request: send Content-Length",
+        `Transfer-Encoding is not allowed in an HTTP/${request.httpVersion} request: send Content-Length`,
       ),
     ]
   }
@@ -238,6 +251,10 @@ export const createAppServer = (
     ),
   )
   server.maxConnections = limits.maxConnections
+  // Node drops the headers past this count from `headers` and `rawHeaders`, but its parser still
+  // frames the request by them: a `Transfer-Encoding`, `Host` or `Authorization` hidden there
+  // would pass every check. No count, then: the head's 16 KiB (`maxHeaderSize`) bounds it.
+  server.maxHeadersCount = 0
   reportDroppedConnections(server, report)
   if (limits.maxConnectionsPerAddress !== undefined) {
     limitConnectionsPerAddress(server, {

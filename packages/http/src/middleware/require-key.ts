@@ -40,8 +40,9 @@ const traceAuth = (ctx: KeyContext, outcome: Exclude<AuthOutcome, "ask">): void 
  * may do. A valid key is admitted whatever other requests did, from its address or anywhere; it
  * then meets only its own key's rate limit, which sets `RateLimit-Policy` and `RateLimit` on every
  * answer. A wrong key spends one of its address's failure budget; past the budget it is answered
- * 429 with `Retry-After` (and, were it a `pst_` key not remembered, without a store look-up). A
- * request without credentials guesses nothing and spends nothing: 401. A traced request's span
+ * 429 with `Retry-After` (and, were it a `pst_` key not remembered, without a store look-up). Only a
+ * well-formed token that could be a key is a guess: a request without credentials, with another
+ * scheme, or with an empty or malformed token guesses nothing and spends nothing: 401, always. A traced request's span
  * is told what was decided: the key's id, a `petstore.auth` event with its outcome, and a
  * `petstore.rate_limit.refused` event with its scope for a 429.
  */
@@ -130,10 +131,12 @@ export const requireKey = (options: RequireKeyOptions): Middleware<RequestState>
     switch (credentials.kind) {
       case "admitted":
         return admit(ctx, credentials.principal, next)
+      // Neither is a guess: nothing is looked up, so nothing is spent, and the answer is 401
+      // however often it is sent.
       case "missing":
-        traceAuth(ctx, "missing")
-        return refuseCredentials(ctx, credentials)
       case "malformed":
+        traceAuth(ctx, credentials.kind)
+        return refuseCredentials(ctx, credentials)
       case "wrong":
         traceAuth(ctx, credentials.kind)
         if (!(await refusedOverBudget(ctx))) refuseCredentials(ctx, credentials)
