@@ -59,6 +59,21 @@ describe("the server refuses to start on storage it cannot use", () => {
     },
   )
 
+  it(
+    "an SQLite path that cannot hold a database: under procfs, under a device",
+    { timeout: processTestTimeout },
+    async () => {
+      assert.match(
+        await refusal({ storage: "file:/proc/nope/x.db" }),
+        /the directory \/proc\/nope is missing and cannot be created/,
+      )
+      assert.match(
+        await refusal({ storage: "file:/dev/null/x.db" }),
+        /\/dev\/null is not a directory/,
+      )
+    },
+  )
+
   it("a PostgreSQL URL nothing answers at", { timeout: processTestTimeout }, async () => {
     const message = await refusal({ storage: "postgres://postgres@127.0.0.1:1/petstore" })
     assert.match(message, /PostgreSQL database "petstore" on 127\.0\.0\.1:1/)

@@ -1,5 +1,5 @@
 import { constants } from "node:fs"
-import { access, mkdir } from "node:fs/promises"
+import { access, mkdir, stat } from "node:fs/promises"
 import path from "node:path"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -20,7 +20,7 @@ export interface SqlitePetRepositoryOptions extends SqlPetRepository.SqlPetRepos
 
 export const defaultBusyTimeout = Duration.seconds(5)
 
-const refuse = (problem: string) => (cause: unknown) =>
+const refuse = (problem: string) => (cause?: unknown) =>
   new StorageUnavailable({ cause: new Error(problem, { cause }) })
 
 const exists = (file: string) =>
@@ -31,14 +31,57 @@ const exists = (file: string) =>
     ),
   )
 
+const errorCode = (error: unknown): string | undefined =>
+  error instanceof Error && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
+
+/**
+ * Creates `directory` and its missing parents, one level at a time. Node's `mkdir(…, { recursive:
+ * true })` never returns on a path under procfs (`/proc/nope`): it retries forever. Walking up
+ * to the nearest existing ancestor first takes at most one step per path component, and names
+ * the ancestor that is not a directory (`/dev/null` in `/dev/null/x.db`).
+ */
+const createDirectory = (directory: string) =>
+  Effect.gen(function* () {
+    const missing: Array<string> = []
+    let current = directory
+    for (;;) {
+      const found = yield* Effect.promise(() =>
+        stat(current).then(
+          (stats) => (stats.isDirectory() ? "directory" : "other"),
+          (error: unknown) => errorCode(error) ?? "unreadable",
+        ),
+      )
+      if (found === "directory") break
+      if (found === "other") {
+        return yield* refuse(
+          current === directory
+            ? `${directory} is not a directory`
+            : `${current} is not a directory, so ${directory} cannot be created`,
+        )()
+      }
+      const parent = path.dirname(current)
+      // ENOTDIR: a component further up is a file; the walk up finds it.
+      if ((found !== "ENOENT" && found !== "ENOTDIR") || parent === current) {
+        return yield* refuse(`the directory ${current} cannot be read (${found})`)()
+      }
+      missing.unshift(current)
+      current = parent
+    }
+    for (const level of missing) {
+      yield* Effect.tryPromise({
+        try: () => mkdir(level),
+        catch: refuse(`the directory ${directory} is missing and cannot be created`),
+      })
+    }
+  })
+
 /** Fails with a message that names the problem before SQLite gets to fail more obscurely. */
 const prepareLocation = (filename: string) =>
   Effect.gen(function* () {
     const directory = path.dirname(filename)
-    yield* Effect.tryPromise({
-      try: () => mkdir(directory, { recursive: true }),
-      catch: refuse(`the directory ${directory} is missing and cannot be created`),
-    })
+    yield* createDirectory(directory)
     // In WAL mode SQLite creates its -wal and -shm files next to the database.
     yield* Effect.tryPromise({
       try: () => access(directory, constants.W_OK),

@@ -181,8 +181,21 @@ describe("SQLite file", () => {
     const notADirectory = path.join(directory, "plain-file")
     writeFileSync(notADirectory, "")
     const message = await openFailure(path.join(notADirectory, "sub", "pets.db"))
-    assert.match(message, /is missing and cannot be created/)
+    assert.match(message, /plain-file is not a directory, so .*plain-file\/sub cannot be created/)
   })
+
+  it(
+    "refuses at once a directory that cannot exist: under procfs, or under a device",
+    { timeout: 10_000 },
+    async () => {
+      // Node's recursive mkdir never returns on procfs.
+      assert.match(
+        await openFailure("/proc/petstore-nope/deeper/pets.db"),
+        /the directory \/proc\/petstore-nope\/deeper is missing and cannot be created/,
+      )
+      assert.match(await openFailure("/dev/null/pets.db"), /^\/dev\/null is not a directory$/)
+    },
+  )
 
   it("refuses to open a file that is not an SQLite database, saying so", async () => {
     const filename = freshFile()
