@@ -1,4 +1,5 @@
 import { parseStorageChoice, type StorageChoice } from "./storage/storage-selection.js"
+import { shownValue } from "./shown-value.js"
 import {
   defaultOtlpEndpoint,
   readCount,
@@ -161,13 +162,21 @@ const readApiKeys = (text: string): Either.Either<ReadonlyArray<string>, string>
       )
 }
 
-/** An absolute http(s) URL without query or fragment, returned without a trailing slash. */
+/**
+ * An absolute http(s) URL without user, password, query or fragment (it is published in the
+ * OpenAPI document), returned without a trailing slash.
+ */
 const readServerUrl = (text: string, variable: string): Either.Either<string, string> => {
   const url = URL.canParse(text) ? new URL(text) : undefined
-  return url !== undefined && /^https?:$/.test(url.protocol) && url.search === "" && url.hash === ""
+  return url !== undefined &&
+    /^https?:$/.test(url.protocol) &&
+    url.username === "" &&
+    url.password === "" &&
+    url.search === "" &&
+    url.hash === ""
     ? Either.right(text.replace(/\/+$/, ""))
     : Either.left(
-        `${variable} must be an http or https URL such as https://api.example.com/v1; got ${JSON.stringify(text)}`,
+        `${variable} must be an http or https URL without user, password, query or fragment, such as https://api.example.com/v1; ${shownValue(text)}`,
       )
 }
 
@@ -242,7 +251,7 @@ const readRedisUrl = (text: string, variable: string): Either.Either<string, str
   return url !== undefined && /^rediss?:$/.test(url.protocol) && url.hostname !== ""
     ? Either.right(text)
     : Either.left(
-        `${variable} must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379; got ${JSON.stringify(text)}`,
+        `${variable} must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379; ${shownValue(text)}`,
       )
 }
 

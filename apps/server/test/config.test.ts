@@ -176,12 +176,60 @@ describe("readConfig: abuse limits, CORS and connections", () => {
     }
   })
 
+  it("never shows a secret of a URL-valued setting in a refusal, however the URL is mistyped", () => {
+    const secret = "SECRETPW"
+    const mistyped = [
+      `redis//u:${secret}@h`,
+      `redis://h:${secret}`,
+      `postgress://app@h/pets?password=${secret}`,
+      `http//u:${secret}@h/v1`,
+      `u:${secret}@h`,
+      `https://u:${secret}@h/v1`,
+      `${secret} with spaces`,
+    ]
+    const tracingOn = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
+    for (const variable of [
+      "PETSTORE_STORAGE",
+      "PETSTORE_REDIS_URL",
+      "PETSTORE_PUBLIC_URL",
+      "PETSTORE_STAGING_URL",
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ]) {
+      for (const value of mistyped) {
+        const problems = problemsOf({ ...tracingOn, PETSTORE_STORAGE: "memory", [variable]: value })
+        // An OTLP endpoint may carry a user (the SDK sends it); it is never shown (see below).
+        const accepted = variable.startsWith("OTEL_") && value.startsWith("https://")
+        assert.match(
+          problems,
+          accepted ? /^$/ : new RegExp(`^${variable} `),
+          `${variable}=${value}`,
+        )
+        assert.doesNotMatch(problems, new RegExp(secret), `${variable}=${value}`)
+      }
+    }
+    // A plain word is shown, as it helps whoever mistyped it.
+    assert.match(problemsOf({ PETSTORE_REDIS_URL: "localhost" }), /got "localhost"/)
+  })
+
   it("reads PETSTORE_REDIS_URL as a redis:// or rediss:// URL", () => {
     const url = "redis://127.0.0.1:6379/2"
     assert.deepEqual(configOf({ PETSTORE_REDIS_URL: url }).redisUrl, Option.some(url))
     assert.ok(Option.isSome(configOf({ PETSTORE_REDIS_URL: "rediss://cache:6380" }).redisUrl))
     for (const text of ["127.0.0.1:6379", "http://127.0.0.1:6379", "redis://"]) {
       assert.match(problemsOf({ PETSTORE_REDIS_URL: text }), /PETSTORE_REDIS_URL/, text)
+    }
+  })
+
+  it("reads PETSTORE_REDIS_PREFIX as up to 64 printable ASCII characters, petstore:limit: unless set", () => {
+    assert.equal(configOf({}).redisPrefix, "petstore:limit:")
+    assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "" }).redisPrefix, "petstore:limit:")
+    assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "{eu-1}:limits:" }).redisPrefix, "{eu-1}:limits:")
+    assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "p".repeat(64) }).redisPrefix, "p".repeat(64))
+    for (const text of ["has space:", " ", "tab\t", "line\nbreak", "é:", "\u0000", "p".repeat(65)]) {
+      const problems = problemsOf({ PETSTORE_REDIS_PREFIX: text })
+      assert.match(problems, /^PETSTORE_REDIS_PREFIX must be /, JSON.stringify(text))
+      assert.equal(problems.split("\n").length, 1, JSON.stringify(text))
     }
   })
 

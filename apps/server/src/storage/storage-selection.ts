@@ -5,6 +5,7 @@ import { MemoryApiKeyStore, MemoryPetRepository, type ApiKeyStore } from "@petst
 import { sqlStoresLayer, type SqlPetRepository } from "@petstore/storage/sql"
 import { PostgresPetRepository, readPostgresUrl } from "@petstore/storage-postgres"
 import { SqlitePetRepository } from "@petstore/storage-sqlite"
+import { shownValue } from "../shown-value.js"
 
 /** Which adapter backs the service, as parsed from `PETSTORE_STORAGE`. */
 export type StorageChoice =
@@ -37,12 +38,7 @@ export const parseStorageChoice = (text: string): Either.Either<StorageChoice, s
   }
   const protocol = /^[a-z]+:/i.exec(text)?.[0].toLowerCase()
   if (protocol !== undefined && postgresProtocols.has(protocol)) return parsePostgresUrl(text)
-  // Only a value that is plainly not a URL is echoed: a mistyped one may carry a password.
-  return Either.left(
-    text.includes("@")
-      ? `PETSTORE_STORAGE must be ${accepted}`
-      : `PETSTORE_STORAGE must be ${accepted}; got ${JSON.stringify(text)}`,
-  )
+  return Either.left(`PETSTORE_STORAGE must be ${accepted}; ${shownValue(text)}`)
 }
 
 /** `PostgreSQL database "petstore" on db.example:5432 as app`: the URL without its secrets. */

@@ -1,4 +1,5 @@
 import { Either } from "effect"
+import { shownValue } from "../shown-value.js"
 
 /** The OTLP encodings this server can export in. */
 export const otlpProtocols = ["http/protobuf", "http/json"] as const
@@ -36,16 +37,14 @@ export const readTracesExporter: Parse<"otlp" | "none"> = (text, variable) => {
       )
 }
 
-/** An http(s) URL; a value that may hold credentials is not echoed. */
+/** An http(s) URL; a refusal does not echo what may hold credentials. */
 export const readOtlpEndpoint: Parse<string> = (text, variable) => {
   const trimmed = text.trim()
   const url = URL.canParse(trimmed) ? new URL(trimmed) : undefined
   return url !== undefined && /^https?:$/.test(url.protocol) && url.hostname !== ""
     ? Either.right(trimmed)
     : Either.left(
-        `${variable} must be an http or https URL such as ${defaultOtlpEndpoint}${
-          text.includes("@") ? "" : `; got ${JSON.stringify(text)}`
-        }`,
+        `${variable} must be an http or https URL such as ${defaultOtlpEndpoint}; ${shownValue(text)}`,
       )
 }
 
