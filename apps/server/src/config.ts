@@ -417,7 +417,7 @@ export const settings = {
     variable: "PETSTORE_MAX_CONNECTIONS_PER_ADDRESS",
     fallback: "512",
     description:
-      "Connections open at once from one client address (an IPv6 address counts by its /64; trusted proxies are exempt); more are refused when accepted. A positive integer or `off`.",
+      "Connections open at once from one client address (an IPv6 address counts by its /64; the proxies `PETSTORE_TRUST_PROXY` names are exempt, none with `true`); more are refused when accepted. A positive integer or `off`.",
     parse: readConnectionsPerAddress,
   }),
   logLevel: setting({

@@ -12,6 +12,7 @@ import {
   metricsExposition,
   createMetrics,
   apiServers,
+  isNamedProxy,
 } from "@petstore/http"
 import { firstStartKeyBanner, firstStartKeyLabel } from "./keys/first-start.js"
 import { readConfig } from "./config.js"
@@ -163,7 +164,7 @@ const main = async () => {
     {
       logger,
       // A named proxy's connections are its clients': they are not one address's.
-      isTrustedProxy: (peer) => config.trustedProxies(peer, 0),
+      isTrustedProxy: isNamedProxy(config.trustedProxies),
       ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
     },
   )

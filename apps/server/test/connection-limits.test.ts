@@ -186,6 +186,37 @@ describe("the server process", () => {
   )
 })
 
+describe("the per-address bound exempts only the proxies PETSTORE_TRUST_PROXY names", () => {
+  const served = async (env: Readonly<Record<string, string>>, from: string) => {
+    const server = await startServerProcess({
+      storage: "memory",
+      env: { PETSTORE_MAX_CONNECTIONS_PER_ADDRESS: "2", ...env },
+    })
+    const held: Array<RawConnection> = []
+    try {
+      held.push(await holdConnection(server.origin, from))
+      held.push(await holdConnection(server.origin, from))
+      return (await tryHealthz(server.origin, from)).kind === "answered"
+    } finally {
+      held.forEach((connection) => connection.socket.destroy())
+      await server.stop()
+    }
+  }
+
+  it(
+    "true: every peer is still bounded, since any of them may be a client",
+    { timeout: processTestTimeout },
+    async () => {
+      assert.equal(await served({ PETSTORE_TRUST_PROXY: "true" }, "127.0.0.2"), false)
+    },
+  )
+
+  it("a named proxy is exempt; another peer is not", { timeout: processTestTimeout }, async () => {
+    assert.equal(await served({ PETSTORE_TRUST_PROXY: "127.0.0.9" }, "127.0.0.9"), true)
+    assert.equal(await served({ PETSTORE_TRUST_PROXY: "127.0.0.9" }, "127.0.0.2"), false)
+  })
+})
+
 describe("PETSTORE_MAX_CONNECTIONS_PER_ADDRESS", () => {
   const read = (value?: string) =>
     readConfig(value === undefined ? {} : { PETSTORE_MAX_CONNECTIONS_PER_ADDRESS: value }).pipe(

@@ -52,6 +52,7 @@ export {
 export type { AbuseLimits } from "./middleware/abuse-limits.js"
 export {
   anyPeerIsProxy,
+  isNamedProxy,
   clientAddress,
   normalizedAddress,
   noTrustedProxy,

@@ -21,6 +21,15 @@ export const noTrustedProxy: TrustedProxies = () => false
 export const anyPeerIsProxy: TrustedProxies = (_address, hop) => hop === 0
 
 /**
+ * Whether a socket's peer is one of the proxies the operator named: its connections carry many
+ * clients. `anyPeerIsProxy` names none, since whoever connects may be a client.
+ */
+export const isNamedProxy =
+  (trusted: TrustedProxies) =>
+  (peer: string): boolean =>
+    trusted !== anyPeerIsProxy && trusted(peer, 0)
+
+/**
  * The proxies named by address or CIDR range (`10.0.0.0/8`, `2001:db8::/32`) or by `proxy-addr`'s
  * names (`loopback`, `linklocal`, `uniquelocal`); throws a `TypeError` naming a bad entry.
  */
