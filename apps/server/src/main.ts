@@ -181,6 +181,7 @@ const main = async () => {
           metricsExposition(metrics.registry, { reuseMs: metricsReuseMs }),
           metricsPort,
           config.host,
+          { logger, recordRefusal: metrics.recordEdgeRefusal },
         ).catch((error: unknown) =>
           fail(
             `cannot listen on ${config.host}:${metricsPort} for metrics: ${describeCause(error)}`,

@@ -19,6 +19,8 @@ import { apiKey, assertError, postJson } from "./harness.js"
 import { parseLogLine } from "./log-capture.js"
 import { parseExposition, sampleValue } from "./prometheus-text.js"
 import { processTestTimeout, startServerProcess } from "./server-process.js"
+import { openRaw, type RawConnection } from "./edge-harness.js"
+import { exchange } from "./raw-exchange.js"
 
 const withKey = { headers: { Authorization: `Bearer ${apiKey}` } }
 const duration = "petstore_http_request_duration_seconds"
@@ -207,6 +209,75 @@ describe("PETSTORE_METRICS_PORT", () => {
         assert.deepEqual(await server.stop(), { code: 0, signal: null })
       }
       await assert.rejects(fetch(metricsUrl), "the metrics port is closed")
+    },
+  )
+})
+
+describe("the metrics port under a flood of idle connections", () => {
+  it(
+    "keeps serving scrapes: each address holds at most 8, idle ones are dropped within 3 s, and every refusal is logged and counted",
+    { timeout: processTestTimeout },
+    async () => {
+      const server = await startServerProcess({
+        storage: "memory",
+        env: { PETSTORE_METRICS_PORT: "0" },
+      })
+      const held: Array<RawConnection> = []
+      try {
+        const started = server
+          .stdout()
+          .split("\n")
+          .find((line) => line.includes("petstore listening"))
+        const metricsUrl = String(parseLogLine(started ?? "{}")["metrics"])
+        const metricsOrigin = new URL(metricsUrl).origin
+        const scrape = (from: string) =>
+          exchange(metricsOrigin, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", {
+            head: false,
+            timeoutMs: 1_000,
+            from,
+          })
+
+        for (let count = 0; count < 70; count++) {
+          held.push(await openRaw(metricsOrigin, { from: "127.0.0.2" }))
+        }
+        const other = await scrape("127.0.0.3")
+        assert.equal(other.kind === "answered" ? other.response.status : other.kind, 200)
+        assert.equal((await scrape("127.0.0.2")).kind, "closed")
+
+        // The idle connections are dropped once they miss the 2 s header timeout.
+        const closed = await Promise.all(
+          held.map((connection) =>
+            Promise.race([connection.closed, sleep(5_000, "open", { ref: false })]),
+          ),
+        )
+        assert.ok(!closed.includes("open"), "an idle connection was kept past 5 s")
+        const again = await scrape("127.0.0.2")
+        assert.equal(again.kind === "answered" ? again.response.status : again.kind, 200)
+
+        const refusals = server
+          .stdout()
+          .split("\n")
+          .filter((line) => line.includes('"refused"'))
+          .map(parseLogLine)
+        const atAccept = refusals.filter(
+          (line) =>
+            line["reason"] === "address_connection_limit" && line["address"] === "127.0.0.2",
+        )
+        // 62 of the 70, and the scrape made while the 8 were held.
+        assert.equal(atAccept.length, 63)
+        assert.ok(refusals.every((line) => line["listener"] === "metrics"))
+        const exposition = parseExposition(await (await fetch(metricsUrl)).text())
+        assert.equal(
+          sampleValue(exposition, "petstore_http_refusals_total", {
+            status: "none",
+            reason: "address_connection_limit",
+          }),
+          63,
+        )
+      } finally {
+        held.forEach((connection) => connection.socket.destroy())
+        await server.stop()
+      }
     },
   )
 })

@@ -7,7 +7,13 @@ import {
   requestIdFor,
   requestIdHeader,
 } from "@petstore/http"
-import { createAppServer, defaultConnectionLimits, listen } from "./server.js"
+import type { EdgeObservers } from "./edge-refusals.js"
+import {
+  createAppServer,
+  defaultConnectionLimits,
+  listen,
+  type ConnectionLimits,
+} from "./server.js"
 
 const metricsPath = "/metrics"
 const allowed = "GET, HEAD"
@@ -84,15 +90,34 @@ export const metricsListener =
     )
   }
 
-/** Scrapers are few: a flood of connections to the metrics port is refused early. */
-const metricsConnectionLimits = { ...defaultConnectionLimits, maxConnections: 64 }
+/**
+ * Scrapers are few, and send their request as soon as they connect: a flood of connections to
+ * the metrics port is refused early, no address may hold more than a few, and a connection that
+ * sends no request is dropped within a few seconds, so idle sockets cannot keep a scrape out.
+ */
+export const metricsConnectionLimits: ConnectionLimits = {
+  headersTimeoutMs: 2_000,
+  requestTimeoutMs: 5_000,
+  keepAliveTimeoutMs: defaultConnectionLimits.keepAliveTimeoutMs,
+  maxConnections: 64,
+  maxConnectionsPerAddress: 8,
+}
 
-/** The metrics port: `metricsListener` on its own server; resolves once it listens. */
+/**
+ * The metrics port: `metricsListener` on its own server, its refusals logged (with
+ * `listener: "metrics"`) and counted as the API port's are; resolves once it listens.
+ */
 export const serveMetrics = async (
   exposition: MetricsExposition,
   port: number,
   host: string,
+  observers: EdgeObservers = {},
 ): Promise<{ readonly server: Server; readonly port: number }> => {
-  const server = createAppServer(metricsListener(exposition), metricsConnectionLimits)
+  const server = createAppServer(metricsListener(exposition), metricsConnectionLimits, {
+    ...observers,
+    ...(observers.logger === undefined
+      ? {}
+      : { logger: observers.logger.child({ listener: "metrics" }) }),
+  })
   return { server, port: await listen(server, port, host) }
 }
