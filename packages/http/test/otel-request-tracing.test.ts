@@ -1,5 +1,6 @@
 import assert from "node:assert/strict"
 import { readdir, readFile } from "node:fs/promises"
+import { request } from "node:http"
 import { after, before, describe, it } from "node:test"
 import {
   createTraceState,
@@ -379,6 +380,40 @@ describe("a traced app: the SERVER span of each request", () => {
       assert.equal(server.attributes["network.protocol.version"], "1.1", path)
       if (op !== undefined) assert.equal(server.attributes["petstore.operation"], op, path)
     }
+  })
+
+  it("bounds what it records of User-Agent and Host, the only client-chosen text in a span", async () => {
+    const sendHeaders = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(at("/healthz"))
+        request({ host: url.hostname, port: url.port, path: url.pathname, headers }, (answer) => {
+          answer.resume()
+          answer.on("end", () => resolve(answer.statusCode ?? 0))
+        })
+          .on("error", reject)
+          .end()
+      })
+    const recorded = async (headers: Record<string, string>) => {
+      const { answer, spans } = await tracedExchange(traced, async () => ({
+        status: await sendHeaders(headers),
+        headers: new Headers(),
+        text: "",
+      }))
+      assert.equal(answer.status, 200)
+      const { attributes } = serverSpanOf(spans)
+      return { address: attributes["server.address"], userAgent: attributes["user_agent.original"] }
+    }
+    const long = await recorded({
+      "User-Agent": `ua-${"x".repeat(8_000)}`,
+      Host: `${"h".repeat(8_000)}.example`,
+    })
+    assert.equal(long.userAgent, `ua-${"x".repeat(253)}`)
+    assert.equal(long.address, undefined)
+    const hostile = await recorded({ "User-Agent": "agent", Host: "evil\u00a0host<script>:80" })
+    assert.equal(hostile.address, undefined)
+    const fine = await recorded({ "User-Agent": "agent/2", Host: "Pets.Example.com:8080" })
+    assert.deepEqual(fine, { address: "pets.example.com", userAgent: "agent/2" })
+    assert.equal((await recorded({ Host: "[2001:db8::1]:80" })).address, "2001:db8::1")
   })
 
   it("names the admitted key by its id, and sets petstore.operation only for an operation", async () => {

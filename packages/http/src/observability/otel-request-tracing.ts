@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http"
+import { isIP } from "node:net"
 import {
   defaultTextMapGetter,
   propagation,
@@ -58,6 +59,20 @@ const knownMethods = new Set([
 /** `host`, `host:port`, `[v6]` or `[v6]:port`, as `Host` carries them. */
 const hostPattern = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/
 
+/** A DNS name (RFC 1123: at most 253 characters of letters, digits, `-` and dots). */
+const hostNamePattern =
+  /^(?=.{1,253}$)[a-z\d](?:[a-z\d-]*[a-z\d])?(?:\.[a-z\d](?:[a-z\d-]*[a-z\d])?)*\.?$/i
+
+/**
+ * `User-Agent` is the client's own text: a span keeps its first 256 characters (OpenTelemetry's
+ * attribute length limits are unset by default, and a head may carry 16 KiB).
+ */
+const userAgentLength = 256
+
+/** The name `Host` gives, if it is a host name or an address: anything else is not recorded. */
+const serverAddress = (name: string): string | undefined =>
+  isIP(name) !== 0 || hostNamePattern.test(name) ? name.toLowerCase() : undefined
+
 /** The attributes known when the request arrives, by the HTTP semantic conventions (stable). */
 const requestAttributes = (
   request: IncomingMessage,
@@ -73,12 +88,15 @@ const requestAttributes = (
     attributes["http.request.method_original"] = request.method
   }
   const host = hostPattern.exec(request.headers.host ?? "")
-  if (host !== null) {
-    attributes["server.address"] = host[1] ?? host[2] ?? ""
-    if (host[3] !== undefined) attributes["server.port"] = Number(host[3])
+  const address = serverAddress(host?.[1] ?? host?.[2] ?? "")
+  if (address !== undefined) {
+    attributes["server.address"] = address
+    if (host?.[3] !== undefined) attributes["server.port"] = Number(host[3])
   }
   const userAgent = request.headers["user-agent"]
-  if (userAgent !== undefined) attributes["user_agent.original"] = userAgent
+  if (userAgent !== undefined) {
+    attributes["user_agent.original"] = userAgent.slice(0, userAgentLength)
+  }
   return attributes
 }
 
