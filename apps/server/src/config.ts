@@ -49,6 +49,8 @@ export interface ServerConfig {
   readonly trustedProxies: TrustedProxies
   /** The Redis that shares the limits' buckets between processes; none: each process keeps its own. */
   readonly redisUrl: Option.Option<string>
+  /** What every key the limits keep in Redis begins with. */
+  readonly redisPrefix: string
   /** The origins CORS allows; none when CORS is off. */
   readonly corsOrigins: Option.Option<CorsOrigins>
   /** Connections open at once. */
@@ -255,6 +257,22 @@ const readRedisUrl = (text: string, variable: string): Either.Either<string, str
       )
 }
 
+const maxRedisPrefixLength = 64
+
+/**
+ * Printable ASCII without spaces: a prefix an operator can type as it is into `redis-cli` or a
+ * `SCAN` pattern.
+ */
+const readRedisPrefix = (text: string, variable: string): Either.Either<string, string> => {
+  const rule = `${variable} must be 1 to ${maxRedisPrefixLength} printable ASCII characters without spaces, such as petstore:limit:`
+  if (text.length > maxRedisPrefixLength) {
+    return Either.left(`${rule}; got ${text.length} characters`)
+  }
+  return /^[\x21-\x7e]+$/.test(text)
+    ? Either.right(text)
+    : Either.left(`${rule}; got ${JSON.stringify(text)}`)
+}
+
 /** An origin as browsers send it: scheme, host and port (when not the default), nothing else. */
 const readOrigin = (text: string): Either.Either<string, string> => {
   // WHATWG URLs take `*` in a host, so `https://*.example.com` parses as an origin that no
@@ -399,6 +417,12 @@ export const settings = {
     description:
       "A `redis://` URL: the per-key limit and the wrong-key budgets are then shared by every process that names the same Redis (see Abuse limits).",
     parse: readRedisUrl,
+  }),
+  redisPrefix: setting({
+    variable: "PETSTORE_REDIS_PREFIX",
+    fallback: "petstore:limit:",
+    description: `What every key the limits keep in \`PETSTORE_REDIS_URL\` begins with: deployments sharing one Redis keep their buckets apart by giving each its own (up to ${maxRedisPrefixLength} printable ASCII characters, no spaces).`,
+    parse: readRedisPrefix,
   }),
   corsOrigins: optionalSetting({
     variable: "PETSTORE_CORS_ORIGINS",
@@ -667,6 +691,7 @@ const serverConfig: Config.Config<ServerConfig> = Config.all({
   authFailureLimit: settings.authFailureLimit.config,
   trustedProxies: settings.trustProxy.config,
   redisUrl: settings.redisUrl.config,
+  redisPrefix: settings.redisPrefix.config,
   corsOrigins: settings.corsOrigins.config,
   maxConnections: settings.maxConnections.config,
   maxConnectionsPerAddress: settings.maxConnectionsPerAddress.config,

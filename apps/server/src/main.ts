@@ -116,6 +116,7 @@ const main = async () => {
     Option.map(config.redisUrl, (url) =>
       redisBucketStore({
         url,
+        keyPrefix: config.redisPrefix,
         fallback: memoryBucketStore(),
         onOutage: (cause) => {
           metrics?.recordLimitStoreOutage()

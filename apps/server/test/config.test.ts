@@ -224,9 +224,20 @@ describe("readConfig: abuse limits, CORS and connections", () => {
   it("reads PETSTORE_REDIS_PREFIX as up to 64 printable ASCII characters, petstore:limit: unless set", () => {
     assert.equal(configOf({}).redisPrefix, "petstore:limit:")
     assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "" }).redisPrefix, "petstore:limit:")
-    assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "{eu-1}:limits:" }).redisPrefix, "{eu-1}:limits:")
+    assert.equal(
+      configOf({ PETSTORE_REDIS_PREFIX: "{eu-1}:limits:" }).redisPrefix,
+      "{eu-1}:limits:",
+    )
     assert.equal(configOf({ PETSTORE_REDIS_PREFIX: "p".repeat(64) }).redisPrefix, "p".repeat(64))
-    for (const text of ["has space:", " ", "tab\t", "line\nbreak", "é:", "\u0000", "p".repeat(65)]) {
+    for (const text of [
+      "has space:",
+      " ",
+      "tab\t",
+      "line\nbreak",
+      "é:",
+      "\u0000",
+      "p".repeat(65),
+    ]) {
       const problems = problemsOf({ PETSTORE_REDIS_PREFIX: text })
       assert.match(problems, /^PETSTORE_REDIS_PREFIX must be /, JSON.stringify(text))
       assert.equal(problems.split("\n").length, 1, JSON.stringify(text))

@@ -4,6 +4,8 @@ import { after, before, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { memoryBucketStore, type Decision } from "@petstore/http"
 import { redisBucketStore, type RedisBucketStore } from "@petstore/http/redis"
+import { Redis } from "ioredis"
+import { settings } from "../src/config.js"
 import { manualClock } from "./limits-harness.js"
 import { sharedRedisUrl, startOwnRedis, type OwnRedis } from "./redis-server.js"
 
@@ -152,5 +154,141 @@ describe("buckets in Redis while Redis is away", () => {
       await sleep(100)
     }
     assert.deepEqual(events.slice(2), ["outage", "recovery"])
+  })
+})
+
+describe("buckets in Redis trust no value they read (#30)", () => {
+  const prefix = `petstore-test:${randomUUID()}:`
+  let shared: RedisBucketStore
+  let writer: Redis
+  before(async () => {
+    shared = redisBucketStore({
+      url: sharedRedisUrl,
+      fallback: memoryBucketStore(),
+      keyPrefix: prefix,
+      onFallback: () => assert.fail("the shared Redis did not answer"),
+    })
+    writer = new Redis(sharedRedisUrl)
+    assert.ok(await shared.connected(2_000), "the shared Redis at 127.0.0.1:6379 is not running")
+  })
+  after(async () => {
+    await shared.close()
+    writer.disconnect()
+  })
+
+  const windowMs = fivePerMinute.windowSeconds * 1000
+  /** Redis's clock in milliseconds, the one the script reads. */
+  const redisNow = async () => {
+    const [seconds = 0, micros = 0] = await writer.time()
+    return Number(seconds) * 1000 + Number(micros) / 1000
+  }
+  /** Whether the key expires, and within the bucket's window. */
+  const assertExpiresWithinWindow = async (key: string, label: string) => {
+    const ttl = await writer.pttl(key)
+    assert.ok(ttl > 0 && ttl <= windowMs, `${label}: the key expires in ${ttl} ms`)
+  }
+
+  it("takes a bucket kept past its window as an empty one, refilling and expiring within the window", async () => {
+    const buckets = shared.store.buckets("far", fivePerMinute, 10)
+    const farValues = ["1e300", "inf", String((await redisNow()) + 100 * windowMs)]
+    for (const [index, value] of farValues.entries()) {
+      await writer.set(`${prefix}far:${index}`, value)
+      assert.deepEqual(
+        await buckets.take(String(index)),
+        { allowed: false, remaining: 0, secondsToNextToken: 12 },
+        value,
+      )
+      await assertExpiresWithinWindow(`${prefix}far:${index}`, value)
+      const kept = Number(await writer.get(`${prefix}far:${index}`))
+      assert.ok(kept <= (await redisNow()) + windowMs, `${value}: kept as ${kept}`)
+    }
+  })
+
+  it("takes a value that is no time to come (negative, not a number, not a string) as a full bucket", async () => {
+    const buckets = shared.store.buckets("garbage", fivePerMinute, 10)
+    const values = ["-5", "-inf", "nan", "-nan", "abc", "", "0"]
+    for (const [index, value] of values.entries()) {
+      await writer.set(`${prefix}garbage:${index}`, value)
+      assert.deepEqual(
+        await buckets.take(String(index)),
+        { allowed: true, remaining: 4, secondsToNextToken: 12 },
+        JSON.stringify(value),
+      )
+      await assertExpiresWithinWindow(`${prefix}garbage:${index}`, JSON.stringify(value))
+    }
+    await writer.hset(`${prefix}garbage:hash`, "fullAt", "1e300")
+    assert.deepEqual(await buckets.take("hash"), {
+      allowed: true,
+      remaining: 4,
+      secondsToNextToken: 12,
+    })
+    await assertExpiresWithinWindow(`${prefix}garbage:hash`, "a hash")
+  })
+
+  it("bounds the expiry of a bucket kept without one, or with one past its full time", async () => {
+    const buckets = shared.store.buckets("ttl", fivePerMinute, 10)
+    // 55 s to full: 5/12 of a token, so the next take is refused and nothing is written.
+    const fullAt = String((await redisNow()) + windowMs - 5_000)
+    await writer.set(`${prefix}ttl:none`, fullAt)
+    await writer.set(`${prefix}ttl:long`, fullAt, "PX", 1e12)
+    for (const key of ["none", "long"]) {
+      const decision = await buckets.take(key)
+      assert.equal(decision.allowed, false, key)
+      assert.ok(decision.secondsToNextToken <= 12, `${key}: ${decision.secondsToNextToken} s`)
+      const ttl = await writer.pttl(`${prefix}ttl:${key}`)
+      assert.ok(ttl > 0 && ttl <= windowMs - 5_000, `${key}: the key expires in ${ttl} ms`)
+    }
+  })
+})
+
+describe("buckets in Redis under a key prefix", () => {
+  let redis: OwnRedis
+  const stores: Array<RedisBucketStore> = []
+  const twoPerMinute = { capacity: 2, windowSeconds: 60 }
+  const bucketsOf = async (keyPrefix?: string) => {
+    const store = redisBucketStore({
+      url: redis.url,
+      fallback: memoryBucketStore(),
+      ...(keyPrefix === undefined ? {} : { keyPrefix }),
+      onFallback: () => assert.fail("the test's Redis did not answer"),
+    })
+    stores.push(store)
+    assert.ok(await store.connected(2_000))
+    return store.store.buckets("key", twoPerMinute, 10)
+  }
+  before(async () => {
+    redis = await startOwnRedis()
+  })
+  after(async () => {
+    await Promise.all(stores.map((store) => store.close()))
+    await redis.kill()
+  })
+
+  it("keeps apart the buckets of two prefixes for the same key, and shares those of one prefix", async () => {
+    const blue = await bucketsOf("blue:")
+    const alsoBlue = await bucketsOf("blue:")
+    const green = await bucketsOf("green:")
+    await takeTimes(blue.take, "env:1", 2)
+    assert.equal((await alsoBlue.take("env:1")).allowed, false, "one prefix, one bucket")
+    assert.deepEqual(
+      (await takeTimes(green.take, "env:1", 3)).map((decision) => decision.allowed),
+      [true, true, false],
+      "another prefix, a bucket of its own",
+    )
+  })
+
+  it("keeps the keys it always kept unless told otherwise: the setting's default is that prefix", async () => {
+    const fallback = settings.redisPrefix.default
+    assert.ok("value" in fallback)
+    const unset = await bucketsOf()
+    const configured = await bucketsOf(fallback.value)
+    await takeTimes(unset.take, "env:1", 2)
+    assert.equal((await configured.take("env:1")).allowed, false)
+    const reader = new Redis(redis.url)
+    try {
+      assert.equal(await reader.exists("petstore:limit:key:env:1"), 1)
+    } finally {
+      reader.disconnect()
+    }
   })
 })

@@ -2,6 +2,7 @@ import assert from "node:assert/strict"
 import { after, before, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
+import { Redis } from "ioredis"
 import { assertErrorAnswer, sendTo, type Answer } from "./limits-harness.js"
 import { startOwnRedis, type OwnRedis } from "./redis-server.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
@@ -9,6 +10,10 @@ import { processTestTimeout, startServerProcess, type RunningServer } from "./se
 /** Keys of `PETSTORE_API_KEYS`: each test uses fresh ones, as each key has a bucket of its own. */
 const keys = Array.from({ length: 12 }, (_, i) => `shared-limits-key-${i}`)
 const [firstKey = "", secondKey = "", outageKey = "", ...probeKeys] = keys
+/** A key whose bucket the test overwrites in Redis, as someone with access to it could. */
+const hostileKey = "shared-limits-hostile-key"
+/** This deployment's keys in Redis: the servers must keep theirs under it. */
+const prefix = "petstore-test:shared-limits:"
 
 const get = (server: RunningServer, key: string, from = "127.0.0.1"): Promise<Answer> =>
   sendTo(server.origin, "/v1/pets", { from, headers: { Authorization: `Bearer ${key}` } })
@@ -37,9 +42,12 @@ await withTemporaryPostgresDatabase("limits shared by two processes through Redi
       PETSTORE_REDIS_URL: redis.url,
       PETSTORE_RATE_LIMIT: "5/min",
       PETSTORE_AUTH_FAILURE_LIMIT: "20/min",
+      PETSTORE_REDIS_PREFIX: prefix,
     }
     servers = await Promise.all(
-      [0, 1].map(() => startServerProcess({ storage: database.url, apiKeys: keys, env })),
+      [0, 1].map(() =>
+        startServerProcess({ storage: database.url, apiKeys: [...keys, hostileKey], env }),
+      ),
     )
   })
   after(async () => {
@@ -72,6 +80,29 @@ await withTemporaryPostgresDatabase("limits shared by two processes through Redi
         (await get(servers[0] ?? assert.fail(), probeKeys[0] ?? "", "127.0.0.60")).status,
         200,
       )
+    },
+  )
+
+  it(
+    "keeps its buckets under PETSTORE_REDIS_PREFIX, and a bucket set there to 1e300 is refused with a Retry-After within its window, then expires",
+    { timeout: processTestTimeout },
+    async () => {
+      const bucket = `${prefix}key:env:${keys.length + 1}`
+      const writer = new Redis(redis.url)
+      try {
+        await writer.set(bucket, "1e300")
+        for (const server of servers) {
+          const answer = await get(server, hostileKey)
+          assertErrorAnswer(answer, 429, "rate_limited")
+          const retryAfter = answer.headers["retry-after"] ?? ""
+          assert.match(retryAfter, /^[1-9][0-9]*$/)
+          assert.ok(Number(retryAfter) <= 60, `Retry-After: ${retryAfter}`)
+        }
+        const ttl = await writer.pttl(bucket)
+        assert.ok(ttl > 0 && ttl <= 60_000, `the bucket expires in ${ttl} ms`)
+      } finally {
+        writer.disconnect()
+      }
     },
   )
 

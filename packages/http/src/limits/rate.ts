@@ -47,12 +47,13 @@ export interface Spent {
 /**
  * A token bucket as the generic cell rate algorithm keeps it: one number per key, the time at
  * which the bucket will be full again, rather than a count and a time. `cost` 1 takes a token,
- * -1 gives one back, 0 only looks. A bucket not kept is full. The Redis script in
+ * -1 gives one back, 0 only looks. A bucket not kept is full, and so is one kept as no time to
+ * come (NaN, the past); one kept past the window is empty, never emptier. The Redis script in
  * `redis-buckets.ts` is this same arithmetic.
  */
 export const spend = (rate: Rate, fullAt: number | undefined, now: number, cost: number): Spent => {
   const windowMs = rate.windowSeconds * 1000
-  const start = Math.max(fullAt ?? now, now)
+  const start = fullAt !== undefined && fullAt > now ? Math.min(fullAt, now + windowMs) : now
   const next = Math.max(now, start + cost * tokenInterval(rate))
   const allowed = next - now <= windowMs + slack
   const kept = allowed ? next : start

@@ -6,7 +6,11 @@ import { decisionOf, tokenInterval, type Decision, type Rate } from "./rate.js"
 /**
  * `spend` of `rate.ts` in one atomic step on the Redis server, on the server's clock (so the
  * processes sharing it need no synchronised clocks). The key holds the time at which the bucket
- * is full again and expires then: a full bucket is no key at all.
+ * is full again and expires then: a full bucket is no key at all. What the key holds is not
+ * trusted, as anyone who can write to Redis can change it: a time past the window is read as the
+ * window's end (an empty bucket), anything else that is not a time to come (no number, NaN, a
+ * past time, another type of key) as a full bucket, and a key that would outlive its window is
+ * given the expiry it should have had.
  */
 const spendScript = `
 local interval = tonumber(ARGV[1])
@@ -14,17 +18,25 @@ local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local time = redis.call("TIME")
 local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local start = math.max(tonumber(redis.call("GET", KEYS[1])) or now, now)
+local held = tonumber(redis.pcall("GET", KEYS[1]))
+local start = now
+if held ~= nil and held > now then
+  start = math.min(held, now + window)
+end
 local next = math.max(now, start + cost * interval)
 local allowed = next - now <= window + 0.000001
 local kept = start
 if allowed then
   kept = next
-  if kept > now then
-    redis.call("SET", KEYS[1], string.format("%.3f", kept), "PX", math.ceil(kept - now))
-  else
-    redis.call("DEL", KEYS[1])
-  end
+end
+local function expiresWithinWindow()
+  local ttl = redis.call("PTTL", KEYS[1])
+  return ttl >= 0 and ttl <= window
+end
+if kept <= now then
+  redis.call("DEL", KEYS[1])
+elseif kept ~= held or not expiresWithinWindow() then
+  redis.call("SET", KEYS[1], string.format("%.3f", kept), "PX", math.ceil(kept - now))
 end
 return { allowed and 1 or 0, string.format("%.6f", (window - (kept - now)) / interval) }
 `
