@@ -5,7 +5,10 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
+import { ApiKeyStore } from "@petstore/storage"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
+import { Effect } from "effect"
+import { apiKeyStoreLayer } from "../src/storage/api-key-store-selection.js"
 import { createdId, createdKey, runKeysCli } from "./keys-cli-process.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
 
@@ -15,6 +18,29 @@ let files = 0
 const freshStorage = () => `file:${path.join(directory, `store-${++files}.db`)}`
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/** A control character (C0, DEL, C1) or a bidirectional formatting character. */
+const unprintable = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u
+
+const codePoint = (character: string) =>
+  `U+${(character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`
+
+/** That `output` holds no such character raw, line breaks aside. */
+const assertPrintable = (output: string) => {
+  for (const line of output.split("\n")) {
+    const raw = [...line].filter((character) => unprintable.test(character))
+    assert.deepEqual(raw.map(codePoint), [], "printed raw")
+  }
+}
+
+/** Stores a key as the store takes it, unchecked: a label kept from before a rule about labels. */
+const storeDirectly = (storage: string, key: { id: string; label: string }) =>
+  Effect.runPromise(
+    Effect.provide(
+      Effect.flatMap(ApiKeyStore, (store) => store.create({ ...key, hash: sha256(key.id) })),
+      apiKeyStoreLayer({ kind: "sqlite", filename: storage.slice("file:".length) }),
+    ),
+  )
 
 const statusWith = async (server: RunningServer, key: string) => {
   const response = await fetch(`${server.url}/pets`, {
@@ -129,6 +155,69 @@ describe("npm run keys (SQLite)", { timeout: processTestTimeout }, () => {
       assert.equal(result.code, 1, args.join(" "))
       assert.doesNotMatch(result.stdout, /pst_/)
     }
+  })
+
+  for (const [what, label] of [
+    ["a right-to-left override (U+202E)", "\u202eevil"],
+    ["an ANSI colour sequence (ESC)", "\x1b[31mred"],
+    ["a C1 control (U+0085, next line)", "a\u0085b"],
+    ["DEL", "a\x7fb"],
+    ["a tab, as a label is one line", "a\tb"],
+    ["a first-strong isolate (U+2068)", "a\u2068b"],
+  ] as const) {
+    it(`create refuses a label with ${what}, in one paragraph, and stores nothing`, async () => {
+      const storage = freshStorage()
+      const result = await runKeysCli(["create", "--label", label], storage)
+      assert.equal(result.code, 1)
+      assert.doesNotMatch(result.stdout, /pst_/)
+      assert.match(
+        result.stderr,
+        /^a label may not hold (control|bidirectional formatting) characters [^\n]+\n+$/,
+      )
+      assertPrintable(result.stderr)
+      assert.equal((await runKeysCli(["list"], storage)).stdout, "No API key is stored.\n")
+    })
+  }
+
+  it("create accepts a label of any other Unicode text, and list shows it as it is", async () => {
+    const storage = freshStorage()
+    const label = "Équipe 東京 🐕"
+    const created = await runKeysCli(["create", "--label", label], storage)
+    assert.equal(created.code, 0, created.stderr)
+    assert.ok(created.stdout.includes(`("${label}")`), created.stdout)
+    const id = createdId(created)
+    const listed = await runKeysCli(["list"], storage)
+    assert.ok(listed.stdout.includes(`${id}  ${label}  `), listed.stdout)
+  })
+
+  it("list and revoke show a key stored before the rule with its control and bidirectional characters escaped", async () => {
+    const storage = freshStorage()
+    const id = "key_\u202e00000000000000aa"
+    await storeDirectly(storage, { id, label: "\u202eevil\x1b[31m\u0085\x7f\tx\ny" })
+    const listed = await runKeysCli(["list"], storage)
+    assert.equal(listed.code, 0, listed.stderr)
+    assertPrintable(listed.stdout)
+    const escapedId = String.raw`key_\u202e00000000000000aa`
+    const escapedLabel = String.raw`\u202eevil\u001b[31m\u0085\u007f\u0009x\u000ay`
+    assert.ok(listed.stdout.includes(`\n${escapedId}  ${escapedLabel}  `), listed.stdout)
+    const revoked = await runKeysCli(["revoke", id], storage)
+    assert.equal(revoked.code, 0, revoked.stderr)
+    assertPrintable(revoked.stdout)
+    assert.ok(revoked.stdout.startsWith(`Revoked API key ${escapedId}:`), revoked.stdout)
+  })
+
+  it("revoke names an unknown id with its control and bidirectional characters escaped", async () => {
+    const result = await runKeysCli(["revoke", "key_\u202e\x1b[2J\u0085"], freshStorage())
+    assert.equal(result.code, 1)
+    assertPrintable(result.stderr)
+    assert.ok(result.stderr.includes(String.raw`"key_\u202e\u001b[2J\u0085"`), result.stderr)
+  })
+
+  it("echoes a bad command line with its control and bidirectional characters escaped", async () => {
+    const result = await runKeysCli(["list", "\u202e\x1b[2Jextra"], freshStorage())
+    assert.equal(result.code, 1)
+    assertPrintable(result.stderr)
+    assert.ok(result.stderr.includes(String.raw`\u202e\u001b[2Jextra`), result.stderr)
   })
 
   it("refuses memory storage, pointing at PETSTORE_API_KEYS", async () => {

@@ -88,6 +88,7 @@ export {
   type MetricsExposition,
 } from "./observability/metrics-exposition.js"
 export { newRequestId, requestIdFor, requestIdHeader } from "./request/request-id.js"
+export { visible, visibleJson } from "./vocabulary/terminal-text.js"
 
 // Traces: the app's side; OpenTelemetry's is `otelRequestTracing` from `@petstore/http/otel`.
 export type {

@@ -3,7 +3,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import { ApiKeyStore, type ApiKeyRecord } from "@petstore/storage"
 import { Console, Data, Effect, Option, Redacted } from "effect"
-import { ApiKeyLabel, issueApiKey } from "@petstore/http"
+import { ApiKeyLabel, issueApiKey, visible } from "@petstore/http"
 
 /** A failure of a `keys` command, as one sentence for the person who ran it. */
 export class KeysCommandFailure extends Data.TaggedError("KeysCommandFailure")<{
@@ -12,13 +12,13 @@ export class KeysCommandFailure extends Data.TaggedError("KeysCommandFailure")<{
 
 const time = (millis: number) => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
 
-/** The keys as a table: id, label, created, last used; never a key or a hash. */
+/** The keys as a table: id, label (both `visible`), created, last used; never a key or a hash. */
 export const keysTable = (records: ReadonlyArray<ApiKeyRecord>): string => {
   const rows = [
     ["ID", "LABEL", "CREATED", "LAST USED"],
     ...records.map((record) => [
-      record.id,
-      record.label,
+      visible(record.id),
+      visible(record.label),
       time(record.createdAt),
       Option.match(record.lastUsedAt, { onNone: () => "never", onSome: time }),
     ]),
@@ -41,7 +41,9 @@ const create = Command.make(
   {
     label: Options.text("label").pipe(
       Options.withSchema(ApiKeyLabel),
-      Options.withDescription("What the key is for, as `list` shows it (1 to 100 characters)."),
+      Options.withDescription(
+        "What the key is for, as `list` shows it: one line of 1 to 100 characters, with no control or bidirectional formatting characters.",
+      ),
     ),
   },
   ({ label }) =>
@@ -49,7 +51,7 @@ const create = Command.make(
       const { key, record } = yield* issueApiKey(label)
       // The key alone on the last line, so a script can take it with `tail -n 1`.
       yield* Console.log(
-        `Created API key ${record.id} (${JSON.stringify(record.label)}). Only its hash is stored, so it is shown this once:\n${Redacted.value(key)}`,
+        `Created API key ${visible(record.id)} (${visible(JSON.stringify(record.label))}). Only its hash is stored, so it is shown this once:\n${Redacted.value(key)}`,
       )
     }),
 ).pipe(Command.withDescription("Create a key, store its hash, and print the key once."))
@@ -75,7 +77,9 @@ const revoke = Command.make(
           ),
         ),
       )
-      yield* Console.log(`Revoked API key ${id}: every server refuses it within 2 seconds.`)
+      yield* Console.log(
+        `Revoked API key ${visible(id)}: every server refuses it within 2 seconds.`,
+      )
     }),
 ).pipe(Command.withDescription("Revoke a key: it stops working on every server within 2 seconds."))
 

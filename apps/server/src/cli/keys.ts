@@ -8,6 +8,7 @@ import { explainStorageFailure } from "../storage/storage-failure.js"
 import type { StorageChoice } from "../storage/storage-selection.js"
 import { Cause, Console, Effect, Either, Layer } from "effect"
 import { readSetting, settings } from "../config.js"
+import { visible } from "@petstore/http"
 import { keysCommand, KeysCommandFailure } from "./keys-command.js"
 
 const storage = readSetting(settings.storage, process.env)
@@ -38,7 +39,23 @@ const failed = Effect.sync(() => {
 
 const run = Command.run(keysCommand, { name: "npm run keys --", version: "1.0.0" })
 
-run(process.argv).pipe(
+/**
+ * What @effect/cli reports of a bad command line echoes the arguments (`Received unknown
+ * argument: '…'`): they are printed `visible`, line by line.
+ */
+const argumentsEchoedVisibly = Console.consoleWith((console) =>
+  Console.withConsole(run(process.argv), {
+    ...console,
+    error: (...args) =>
+      console.error(
+        ...args.map((arg: unknown) =>
+          typeof arg === "string" ? arg.split("\n").map(visible).join("\n") : arg,
+        ),
+      ),
+  }),
+)
+
+argumentsEchoedVisibly.pipe(
   Effect.catchTag("StorageUnavailable", (error) =>
     Either.match(storage, {
       onLeft: () => Effect.fail(new KeysCommandFailure({ message: "storage is unavailable" })),
@@ -47,7 +64,7 @@ run(process.argv).pipe(
   ),
   Effect.provide(keyStore),
   Effect.catchTag("KeysCommandFailure", (failure) =>
-    Effect.zipRight(Console.error(`petstore keys: ${failure.message}`), failed),
+    Effect.zipRight(Console.error(`petstore keys: ${visible(failure.message)}`), failed),
   ),
   // @effect/cli has already shown what was wrong with the command line, and the usage.
   Effect.catchIf(ValidationError.isValidationError, () => failed),

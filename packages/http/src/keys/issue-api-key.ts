@@ -2,13 +2,23 @@ import type { StorageUnavailable } from "@petstore/core"
 import { ApiKeyStore, type ApiKeyRecord } from "@petstore/storage"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { generateApiKey, generateKeyId, hashApiKey } from "./api-key-format.js"
+import { bidiFormatting } from "../vocabulary/terminal-text.js"
 
-/** What a key may be labelled with: 1 to 100 characters, none of them a control character. */
+/**
+ * What a key may be labelled with: one line of 1 to 100 characters, any Unicode text but a
+ * control character (category Cc: C0 with tab and line breaks, DEL, C1) or a bidirectional
+ * formatting character, either of which could make a terminal show what is not there.
+ */
 export const ApiKeyLabel = Schema.String.pipe(
   Schema.minLength(1, { message: () => "a label may not be empty" }),
   Schema.maxLength(100, { message: () => "a label may have at most 100 characters" }),
   Schema.pattern(/^[^\p{Cc}]*$/u, {
-    message: () => "a label may not hold control characters (such as a line break)",
+    message: () =>
+      "a label may not hold control characters (such as a tab, a line break or ESC): it is one line of text",
+  }),
+  Schema.pattern(new RegExp(`^[^${bidiFormatting}]*$`, "u"), {
+    message: () =>
+      "a label may not hold bidirectional formatting characters (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069): they change the order in which a terminal shows text",
   }),
 )
 
