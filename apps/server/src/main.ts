@@ -19,8 +19,7 @@ import { readConfig } from "./config.js"
 import { redisBucketStore } from "@petstore/http/redis"
 import { processLogger } from "./logs/process-logger.js"
 import { effectLogsTo } from "./logs/effect-logs.js"
-import { serveMetrics } from "./server/metrics-listener.js"
-import { createAppServer, defaultConnectionLimits, listen } from "./server/server.js"
+import { createServer, listen, serveMetrics } from "@petstore/http/node"
 import { shutdown } from "./server/shutdown.js"
 import { startTracing } from "./tracing/start-tracing.js"
 import { describeTracingChoice } from "./tracing/tracing-choice.js"
@@ -155,20 +154,16 @@ const main = async () => {
     }),
     ...(tracing === undefined ? {} : { tracing: tracing.requestTracing }),
   })
-  const server = createAppServer(
-    app.callback(),
-    {
-      ...defaultConnectionLimits,
+  const server = createServer(app, {
+    limits: {
       maxConnections: config.maxConnections,
       maxConnectionsPerAddress: Option.getOrUndefined(config.maxConnectionsPerAddress),
     },
-    {
-      logger,
-      // A named proxy's connections are its clients': they are not one address's.
-      isTrustedProxy: isNamedProxy(config.trustedProxies),
-      ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
-    },
-  )
+    logger,
+    // A named proxy's connections are its clients': they are not one address's.
+    isTrustedProxy: isNamedProxy(config.trustedProxies),
+    ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
+  })
   const port = await listen(server, config.port, config.host).catch((error: unknown) =>
     fail(
       `cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,

@@ -8,7 +8,7 @@ import { ApiKeyStore } from "@petstore/storage"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { createApp, generateApiKey, issueApiKey, StoredKeys } from "@petstore/http"
-import { closeGracefully, createAppServer, listen } from "../src/server/server.js"
+import { closeGracefully, createServer, listen } from "@petstore/http/node"
 import { storageLayer, type StorageChoice } from "../src/storage/storage-selection.js"
 import { assertError } from "./harness.js"
 import { captureLogs } from "./log-capture.js"
@@ -51,7 +51,7 @@ const startKeyedServer = async (choice: StorageChoice) => {
   )
   const storedKeys = await runtime.runPromise(StoredKeys.StoredKeys)
   const app = createApp({ runtime, apiKeys: [envKey], storedKeys, logger: logs.logger })
-  const server = createAppServer(app.callback())
+  const server = createServer(app)
   const port = await listen(server, 0, "127.0.0.1")
   const withKey = (key: string) =>
     fetch(`http://127.0.0.1:${port}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })

@@ -3,14 +3,13 @@ import { connect, type Socket } from "node:net"
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime } from "effect"
 import { createApp, createMetrics, type TrustedProxies } from "@petstore/http"
-import type { EdgeObservers } from "../src/server/edge-refusals.js"
 import {
   closeGracefully,
-  createAppServer,
-  defaultConnectionLimits,
+  createServer,
   listen,
   type ConnectionLimits,
-} from "../src/server/server.js"
+  type EdgeObservers,
+} from "@petstore/http/node"
 import { apiKey } from "./harness.js"
 import { captureLogs, type LogLine } from "./log-capture.js"
 
@@ -45,11 +44,12 @@ export const startEdgeServer = async (
     metrics,
     ...(trustedProxies === undefined ? {} : { limits: { trustedProxies } }),
   })
-  const server = createAppServer(
-    app.callback(),
-    { ...defaultConnectionLimits, ...limits },
-    { ...observers, logger: logs.logger, recordRefusal: metrics.recordEdgeRefusal },
-  )
+  const server = createServer(app, {
+    limits,
+    ...observers,
+    logger: logs.logger,
+    recordRefusal: metrics.recordEdgeRefusal,
+  })
   const port = await listen(server, 0, "127.0.0.1")
   return {
     origin: `http://127.0.0.1:${port}`,

@@ -69,7 +69,7 @@ const cases: ReadonlyArray<Case> = [
   {
     name: "an HTTP version other than 1.0 and 1.1",
     request: "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n",
-    status: 505,
+    status: 400,
     reason: "http_version",
   },
 ]

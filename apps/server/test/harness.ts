@@ -4,12 +4,7 @@ import { Pet, type PetRepository, type StorageUnavailable } from "@petstore/core
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime, Schema, type Layer } from "effect"
 import { createApp, type Metrics } from "@petstore/http"
-import {
-  closeGracefully,
-  createAppServer,
-  listen,
-  type ConnectionLimits,
-} from "../src/server/server.js"
+import { closeGracefully, createServer, listen, type ConnectionLimits } from "@petstore/http/node"
 import { captureLogs, type LogLine } from "./log-capture.js"
 
 export const apiKey = "test-key-0123456789"
@@ -48,7 +43,9 @@ export const startServer = async (options: TestServerOptions = {}): Promise<Test
     logger: logs.logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   })
-  const server = createAppServer(app.callback(), options.connectionLimits)
+  const server = createServer(app, {
+    ...(options.connectionLimits === undefined ? {} : { limits: options.connectionLimits }),
+  })
   const port = await listen(server, 0, "127.0.0.1")
   const origin = `http://127.0.0.1:${port}`
   return {

@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import { MemoryPetRepository } from "@petstore/storage"
 import { ManagedRuntime } from "effect"
 import { createApp, type AppOptions } from "@petstore/http"
-import { closeGracefully, createAppServer, listen } from "../src/server/server.js"
+import { closeGracefully, createServer, listen } from "@petstore/http/node"
 import { apiKey } from "./harness.js"
 
 export const otherKey = "other-test-key-9876543210"
@@ -85,7 +85,7 @@ export const startLimitedServer = async (
 ): Promise<LimitedServer> => {
   const runtime = ManagedRuntime.make(MemoryPetRepository.layer)
   const app = createApp({ ...options, runtime, apiKeys: [apiKey, otherKey] })
-  const server = createAppServer(app.callback())
+  const server = createServer(app)
   const port = await listen(server, 0, "127.0.0.1")
   const origin = `http://127.0.0.1:${port}`
   const send = (path: string, options?: SendOptions) => sendTo(origin, path, options)

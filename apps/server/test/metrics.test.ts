@@ -11,7 +11,7 @@ import { failingRepository } from "@petstore/storage/testing"
 import { Effect, Either, ManagedRuntime } from "effect"
 import { createApp, createMetrics } from "@petstore/http"
 import { readConfig } from "../src/config.js"
-import { closeGracefully, createAppServer, listen } from "../src/server/server.js"
+import { closeGracefully, createServer, listen } from "@petstore/http/node"
 import { apiKey, postJson, startServer, type TestServer } from "./harness.js"
 import {
   parseExposition,
@@ -170,7 +170,7 @@ describe("rate-limit refusals", () => {
         failedAuthPerAddress: { capacity: 1, windowSeconds: 3600 },
       },
     })
-    const server = createAppServer(app.callback())
+    const server = createServer(app)
     const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
     try {
       const statuses = []

@@ -3,7 +3,7 @@ import { createServer } from "node:http"
 import { describe, it } from "node:test"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { captureLogs } from "./log-capture.js"
-import { listen } from "../src/server/server.js"
+import { listen } from "@petstore/http/node"
 import { shutdown } from "../src/server/shutdown.js"
 
 const recordingLogger = () => {

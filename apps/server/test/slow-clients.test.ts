@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { defaultConnectionLimits } from "../src/server/server.js"
+import { defaultConnectionLimits } from "@petstore/http/node"
 import { exchange } from "./raw-exchange.js"
 import { processApiKey, startServerProcess, type RunningServer } from "./server-process.js"
 

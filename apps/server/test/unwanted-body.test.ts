@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import type { Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { unwantedBodyBudget } from "../src/server/connection-closing.js"
+import { unwantedBodyBudget } from "@petstore/http/node"
 import { startEdgeServer, openRaw, type EdgeServer, type RawConnection } from "./edge-harness.js"
 import { apiKey } from "./harness.js"
 

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { MemoryPetRepository, ApiKeyStore, MemoryApiKeyStore } from "@petstore/storage"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { createApp, generateApiKey, issueApiKey, StoredKeys } from "@petstore/http"
-import { closeGracefully, createAppServer, listen } from "../src/server/server.js"
+import { closeGracefully, createServer, listen } from "@petstore/http/node"
 import { sendTo, type Answer } from "./limits-harness.js"
 
 const envKey = "env-key-for-development"
@@ -46,7 +46,7 @@ const startCountingServer = async (lookupsPerSecond: number) => {
     storedKeys,
     limits: { failedAuthPerAddress: { capacity: 20, windowSeconds: 60 } },
   })
-  const server = createAppServer(app.callback())
+  const server = createServer(app)
   const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
   const issued = await runtime.runPromise(issueApiKey("valid"))
   return {

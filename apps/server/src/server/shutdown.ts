@@ -1,6 +1,6 @@
 import type { Server } from "node:http"
 import { describeCause, type Logger } from "@petstore/http"
-import { closeGracefully } from "./server.js"
+import { closeGracefully } from "@petstore/http/node"
 
 export interface ShutdownOptions {
   readonly server: Server

@@ -1,6 +1,6 @@
 import Router, { type RouterContext, type RouterMiddleware } from "@koa/router"
 import { Option } from "effect"
-import { apiError, respondWithError } from "../vocabulary/api-error.js"
+import { apiError, jsonContentType, respondWithError } from "../vocabulary/api-error.js"
 import { readJsonBody } from "../body/json-body.js"
 import { deprecation } from "../middleware/deprecation.js"
 import { publicPath } from "../request/mount-path.js"
@@ -43,7 +43,7 @@ const answer =
     ctx.status = reply.status
     ctx.set(reply.headers)
     // Set as Koa would for a JSON body, without its media-type lookup on every response.
-    ctx.set("Content-Type", "application/json; charset=utf-8")
+    ctx.set("Content-Type", jsonContentType)
     ctx.body = reply.json
   }
 

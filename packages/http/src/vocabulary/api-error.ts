@@ -14,17 +14,22 @@ export const apiError = (code: ErrorCode, message: string): ApiError => ({
   message,
 })
 
+/** The media type of every body the API answers with, the Error body included. */
+export const jsonContentType = "application/json; charset=utf-8"
+
+/** The Error body as JSON text: the one writer of it, whoever sends it. */
+export const errorBodyText = (error: ApiError): string =>
+  JSON.stringify({ code: error.code, message: error.message, status: error.status })
+
 /** The part of a Koa context an error response writes; headers already set are kept. */
 interface Respondable {
   status: number
   body: unknown
+  set(field: string, value: string): void
 }
 
 export const respondWithError = (ctx: Respondable, error: ApiError): void => {
   ctx.status = error.status
-  ctx.body = { code: error.code, message: error.message, status: error.status }
+  ctx.set("Content-Type", jsonContentType)
+  ctx.body = errorBodyText(error)
 }
-
-/** The Error body as JSON text, for replies written to the socket directly. */
-export const errorBodyText = (error: ApiError): string =>
-  JSON.stringify({ code: error.code, message: error.message, status: error.status })

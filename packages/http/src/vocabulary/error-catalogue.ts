@@ -31,7 +31,7 @@ export const errorCatalogue = {
     status: 400,
     origin: "node",
     afterAdmission: false,
-    when: "The request is not valid HTTP: Node could not parse it, an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy).",
+    when: "The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy).",
   },
   invalid_query: {
     status: 400,
@@ -151,12 +151,6 @@ export const errorCatalogue = {
     afterAdmission: true,
     when: "Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds.",
     headers: { "Retry-After": "RetryAfter" },
-  },
-  http_version_not_supported: {
-    status: 505,
-    origin: "node",
-    afterAdmission: false,
-    when: "The request line names an HTTP version other than 1.0 and 1.1.",
   },
 } as const satisfies Record<string, ErrorEntry>
 

@@ -1,7 +1,7 @@
 import type { Server } from "node:http"
 import type { Socket } from "node:net"
 import { countedAddress, type EdgeRefusal } from "./edge-refusals.js"
-import { newRequestId } from "@petstore/http"
+import { newRequestId } from "../request/request-id.js"
 
 export interface AddressLimit {
   /** Connections open at once from one address (an IPv6 address counts by its /64). */

@@ -1,6 +1,7 @@
 import { Socket } from "node:net"
 import type { Duplex } from "node:stream"
-import { normalizedAddress, silentLogger, type Logger } from "@petstore/http"
+import { normalizedAddress } from "../request/client-address.js"
+import { silentLogger, type Logger } from "../vocabulary/logger.js"
 
 /**
  * Why the server refused a request or a connection before the app saw it. A fixed set: it is a
@@ -20,7 +21,7 @@ export type EdgeRefusalReason =
   | "host_header"
   /** `Transfer-Encoding` in an HTTP/1.0 request. */
   | "framing"
-  /** A version other than HTTP/1.0 and HTTP/1.1 (505). */
+  /** A version other than HTTP/1.0 and HTTP/1.1. */
   | "http_version"
   /** `PETSTORE_MAX_CONNECTIONS` reached: refused at accept. */
   | "connection_limit"

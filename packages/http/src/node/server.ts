@@ -1,20 +1,14 @@
 import {
-  createServer,
-  STATUS_CODES,
+  createServer as createNodeServer,
   type IncomingMessage,
   type RequestListener,
   type Server,
   type ServerResponse,
 } from "node:http"
 import type { Duplex } from "node:stream"
-import {
-  apiError,
-  errorBodyText,
-  type ApiError,
-  newRequestId,
-  requestIdFor,
-  requestIdHeader,
-} from "@petstore/http"
+import type Koa from "koa"
+import { apiError, type ApiError } from "../vocabulary/api-error.js"
+import { newRequestId, requestIdFor } from "../request/request-id.js"
 import {
   AppServerResponse,
   boundUnwantedBodies,
@@ -32,6 +26,7 @@ import {
   type EdgeRefusal,
   type EdgeRefusalReason,
 } from "./edge-refusals.js"
+import { rawErrorResponse, writeError } from "./error-reply.js"
 
 /** How long a client may take, and how many may be connected at once. */
 export interface ConnectionLimits {
@@ -63,18 +58,6 @@ const timeoutCheckIntervalMs = 1_000
 
 type Report = (refusal: EdgeRefusal) => void
 
-// The request could not be read, so its own X-Request-Id is not known: the reply names a new one.
-const rawReply = (error: ApiError, requestId: string) => {
-  const body = errorBodyText(error)
-  return (
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? error.code}\r\n` +
-    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `X-Content-Type-Options: nosniff\r\n` +
-    `${requestIdHeader}: ${requestId}\r\n` +
-    `Connection: close\r\n\r\n${body}`
-  )
-}
-
 /** Refuses over the raw socket, before or without a request: logged, counted, then answered. */
 const refuseRaw = (
   report: Report,
@@ -85,7 +68,8 @@ const refuseRaw = (
   const requestId = newRequestId()
   report({ reason, status: error.status, address: peerAddress(socket), requestId })
   if (closeAfterPendingAnswer(socket)) return
-  endAndCut(socket, rawReply(error, requestId))
+  // The request could not be read, so its own X-Request-Id is not known: the reply names a new one.
+  endAndCut(socket, rawErrorResponse(error, requestId))
 }
 
 /** What Node's parser error codes are refused as; any other is `bad_request`. */
@@ -120,16 +104,8 @@ const refuse = (
 ): void => {
   const requestId = requestIdFor(response.req.headers["x-request-id"])
   report({ reason, status: error.status, address: peerAddress(response.req.socket), requestId })
-  const body = errorBodyText(error)
   closeAfterAnswer(response)
-  response.writeHead(error.status, {
-    "Content-Type": "application/json; charset=utf-8",
-    "Content-Length": Buffer.byteLength(body),
-    "X-Content-Type-Options": "nosniff",
-    [requestIdHeader]: requestId,
-    Connection: "close",
-  })
-  response.end(body)
+  writeError(response, error, requestId, { Connection: "close" })
 }
 
 /** An `Expect` other than `100-continue`, which Node would refuse itself with an empty 417. */
@@ -188,10 +164,11 @@ const headFault = (
   request: IncomingMessage,
 ): readonly [EdgeRefusalReason, ApiError] | undefined => {
   if (!servedVersions.has(request.httpVersion)) {
+    // A 400 rather than 505: no request a client can send is answered with a server error.
     return [
       "http_version",
       apiError(
-        "http_version_not_supported",
+        "bad_request",
         `HTTP/${request.httpVersion} is not supported: send HTTP/1.1 or HTTP/1.0`,
       ),
     ]
@@ -224,20 +201,29 @@ const refuseFaultyHeads =
     refuse(report, response, ...fault)
   }
 
+/** How the server is held and told of what it refuses: the limits and the observers. */
+export interface ServerOptions extends EdgeObservers {
+  /** Each limit not given is `defaultConnectionLimits`'. */
+  readonly limits?: Partial<ConnectionLimits>
+}
+
 /**
- * An HTTP server for `app.callback()` that answers every request with the Error body, also
- * those Node would answer itself (malformed, oversized, too slow, a missing `Host`, an `Expect`
- * it cannot meet), refuses heads a proxy could read otherwise, and does not let slow clients,
- * one address's many connections or an unwanted body hold it. Each refusal the app never sees is
- * logged and counted through `observers`.
+ * A Node HTTP server for the app (a Koa app or any request listener) that answers every request
+ * with the Error body, also those Node would answer itself (malformed, oversized, too slow, a
+ * missing `Host`, an `Expect` it cannot meet), refuses heads a proxy could read otherwise, and
+ * does not let slow clients, one address's many connections or an unwanted body hold it. Each
+ * refusal the app never sees is logged and counted through the options' observers. It does not
+ * listen: `listen(server, port, host)`, and `closeGracefully(server, graceMs)` to stop.
  */
-export const createAppServer = (
-  handler: RequestListener,
-  limits: ConnectionLimits = defaultConnectionLimits,
-  observers: EdgeObservers = {},
+export const createServer = (
+  app: Pick<Koa, "callback"> | RequestListener,
+  options: ServerOptions = {},
 ): Server => {
+  const { limits: given, ...observers } = options
+  const limits: ConnectionLimits = { ...defaultConnectionLimits, ...given }
+  const handler = typeof app === "function" ? app : app.callback()
   const report = refusalReporter(observers)
-  const server = createServer(
+  const server = createNodeServer(
     {
       ServerResponse: AppServerResponse,
       requireHostHeader: false,

@@ -1,58 +1,28 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http"
-import {
-  apiError,
-  errorBodyText,
-  type ApiError,
-  type MetricsExposition,
-  requestIdFor,
-  requestIdHeader,
-} from "@petstore/http"
+import { apiError, type ApiError } from "../vocabulary/api-error.js"
+import type { MetricsExposition } from "../observability/metrics-exposition.js"
+import { requestIdFor, requestIdHeader } from "../request/request-id.js"
 import type { EdgeObservers } from "./edge-refusals.js"
-import {
-  createAppServer,
-  defaultConnectionLimits,
-  listen,
-  type ConnectionLimits,
-} from "./server.js"
+import { writeError } from "./error-reply.js"
+import { createServer, defaultConnectionLimits, listen, type ConnectionLimits } from "./server.js"
 
 const metricsPath = "/metrics"
 const allowed = "GET, HEAD"
 
-const reply = (
-  request: IncomingMessage,
-  response: ServerResponse,
-  status: number,
-  headers: Readonly<Record<string, string>>,
-  body: string,
-) => {
-  response.writeHead(status, {
-    ...headers,
-    "Content-Length": Buffer.byteLength(body),
-    "X-Content-Type-Options": "nosniff",
-    [requestIdHeader]: requestIdFor(request.headers["x-request-id"]),
-  })
-  response.end(request.method === "HEAD" ? undefined : body)
-}
+const requestIdOf = (request: IncomingMessage) => requestIdFor(request.headers["x-request-id"])
 
 const replyWithError = (
   request: IncomingMessage,
   response: ServerResponse,
   error: ApiError,
   headers: Readonly<Record<string, string>> = {},
-) =>
-  reply(
-    request,
-    response,
-    error.status,
-    { ...headers, "Content-Type": "application/json; charset=utf-8" },
-    errorBodyText(error),
-  )
+) => writeError(response, error, requestIdOf(request), headers)
 
 /**
  * What the metrics port answers: `GET /metrics` (and HEAD), the same exposition as the API's
  * own route would serve; any other method there is 405 with `Allow`, any other path 404, both
  * with the Error body. No key: keep the port behind a network policy. Serve it with
- * `createAppServer`, which answers what Node would itself (malformed requests, slow clients).
+ * `createServer`, which answers what Node would itself (malformed requests, slow clients).
  */
 export const metricsListener =
   (exposition: MetricsExposition): RequestListener =>
@@ -73,14 +43,16 @@ export const metricsListener =
       )
     }
     exposition.render().then(
-      (text) =>
-        reply(
-          request,
-          response,
-          200,
-          { "Content-Type": exposition.contentType, "Cache-Control": "no-store" },
-          text,
-        ),
+      (text) => {
+        response.writeHead(200, {
+          "Content-Type": exposition.contentType,
+          "Content-Length": Buffer.byteLength(text),
+          "Cache-Control": "no-store",
+          "X-Content-Type-Options": "nosniff",
+          [requestIdHeader]: requestIdOf(request),
+        })
+        response.end(request.method === "HEAD" ? undefined : text)
+      },
       () =>
         replyWithError(
           request,
@@ -99,7 +71,8 @@ export const metricsConnectionLimits: ConnectionLimits = {
   headersTimeoutMs: 2_000,
   requestTimeoutMs: 5_000,
   keepAliveTimeoutMs: defaultConnectionLimits.keepAliveTimeoutMs,
-  maxConnections: 64,
+  // Far more than scrapers need: sockets refused per address hold a place here until they close.
+  maxConnections: 256,
   maxConnectionsPerAddress: 8,
 }
 
@@ -113,8 +86,9 @@ export const serveMetrics = async (
   host: string,
   observers: EdgeObservers = {},
 ): Promise<{ readonly server: Server; readonly port: number }> => {
-  const server = createAppServer(metricsListener(exposition), metricsConnectionLimits, {
+  const server = createServer(metricsListener(exposition), {
     ...observers,
+    limits: metricsConnectionLimits,
     ...(observers.logger === undefined
       ? {}
       : { logger: observers.logger.child({ listener: "metrics" }) }),

@@ -1,0 +1,12 @@
+// The hardened Node server the app is served with: what `npm start` runs, for any host process.
+export {
+  closeGracefully,
+  createServer,
+  defaultConnectionLimits,
+  listen,
+  type ConnectionLimits,
+  type ServerOptions,
+} from "./server.js"
+export type { EdgeObservers, EdgeRefusal, EdgeRefusalReason } from "./edge-refusals.js"
+export { unwantedBodyBudget } from "./connection-closing.js"
+export { metricsConnectionLimits, metricsListener, serveMetrics } from "./metrics-listener.js"
