@@ -3,7 +3,7 @@ import { createRouter, registerOperations, unrouted } from "./routes/router.js"
 import type { ServedOperation } from "./operations/serve-operation.js"
 import type { PetRuntime } from "./vocabulary/runtime.js"
 import type { RequestState } from "./vocabulary/request-state.js"
-import { servePetOperations } from "./operations/pet-handlers.js"
+import { petOperations } from "./operations/pet-operations.js"
 import { noTrustedProxy } from "./request/client-address.js"
 import type { StoredKeys } from "./keys/StoredKeys.js"
 import { configuredLimits, type AbuseLimits } from "./middleware/abuse-limits.js"
@@ -125,7 +125,7 @@ export interface AppOptions {
 export const createApp = (options: AppOptions): Koa<RequestState> => {
   const basePath = options.basePath ?? "/v1"
   const logger = options.logger ?? silentLogger
-  const operations = options.operations ?? servePetOperations()
+  const operations = options.operations ?? petOperations
   const metrics = options.metrics === false ? undefined : (options.metrics ?? createMetrics())
   const recorder = metrics ?? discardMetrics
   const app = new Koa<RequestState>()

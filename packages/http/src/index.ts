@@ -5,16 +5,17 @@ export type { PetRuntime } from "./vocabulary/runtime.js"
 export {
   defineOperation,
   noBody,
+  noContent,
   noHeaders,
   noParameters,
   type Handler,
+  type HttpMethod,
   type Operation,
   type OperationSpec,
   type RequestContext,
 } from "./operations/operation.js"
 export { serveOperation, type ServedOperation } from "./operations/serve-operation.js"
-export { petOperations } from "./operations/pet-api.js"
-export { servePetOperations } from "./operations/pet-handlers.js"
+export { petOperations, servePetOperations } from "./operations/pet-operations.js"
 export { schemaCodec, type SchemaCodec } from "./codecs/schema-codec.js"
 export { errorCatalogue, errorCodes, type ErrorCode } from "./vocabulary/error-catalogue.js"
 export { apiError, errorBodyText, type ApiError } from "./vocabulary/api-error.js"

@@ -5,7 +5,7 @@ import fc from "fast-check"
 import { openApiDocument } from "../src/openapi/openapi-document.js"
 import { sameOriginServers } from "../src/openapi/servers.js"
 import { IdempotencyKeyHeader } from "../src/operations/idempotency-key-header.js"
-import { petOperations } from "../src/operations/pet-api.js"
+import { petOperations } from "../src/operations/pet-operations.js"
 
 const basePath = "/v1"
 const document = openApiDocument({

@@ -7,7 +7,8 @@ import { FastCheck as fc, ManagedRuntime, Schema } from "effect"
 import { createApp } from "../src/app.js"
 import { openApiDocument } from "../src/openapi/openapi-document.js"
 import { sameOriginServers } from "../src/openapi/servers.js"
-import { Pets, petOperations } from "../src/operations/pet-api.js"
+import { Pets } from "../src/operations/pet-api.js"
+import { petOperations } from "../src/operations/pet-operations.js"
 import { errorCatalogue, errorCodes } from "../src/vocabulary/error-catalogue.js"
 import type {
   Header,

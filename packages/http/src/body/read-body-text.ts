@@ -22,7 +22,8 @@ const decodeUtf8 = (bytes: Buffer): string | undefined => {
  * Reads a request's body as UTF-8 text, at most `limit` bytes (a leading byte-order mark is
  * dropped; bytes that are not UTF-8 are refused). Past the limit the request is paused and left unread. The body is collected as it
  * arrives, with no stream machinery beyond the request's own events: raw-body, which this
- * replaces, cost about a fifth of a create's CPU here (tools/bench/RESULTS.md).
+ * replaces, cost about a fifth of a create's CPU on the in-memory store (with its `Content-Type`
+ * parsing: 181 µs a create, against 148 with a bare `data`/`end` reader).
  */
 export const readBodyText = (
   request: IncomingMessage,

@@ -13,7 +13,9 @@ import { answerThrown } from "./error-handler.js"
  * starts the request's span when the app traces, names the request (`X-Request-Id`), forbids
  * content sniffing, turns anything thrown below into the Error body, then logs and counts the
  * final answer and ends the span with it. One layer rather than three: each Koa layer is an
- * async frame and a promise per request (tools/bench/RESULTS.md).
+ * async frame and a promise per request, and the three this one replaced (request context,
+ * access log, error handler) were about a tenth of a create's CPU on the in-memory store (205 µs
+ * a create with them, 182 without).
  */
 export const requestEdge =
   (

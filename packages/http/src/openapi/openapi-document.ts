@@ -10,6 +10,7 @@ import type {
   OpenApiDocument,
   Operation as OperationObject,
   PathItem,
+  Tag,
 } from "../vocabulary/openapi-types.js"
 import { operationErrors } from "./operation-errors.js"
 import { operationParameters } from "./operation-parameters.js"
@@ -24,7 +25,20 @@ export interface OpenApiInput {
   readonly servers: ReadonlyArray<ApiServer>
   /** The operations to describe: their declarations, as the router serves them. */
   readonly operations: ReadonlyArray<Operation>
+  /** What the operations' tags mean; the Petstore's `pets` unless given. A tag not here is listed by name. */
+  readonly tags?: ReadonlyArray<Tag>
 }
+
+const petTags: ReadonlyArray<Tag> = [{ name: "pets", description: "The animals of the store." }]
+
+/** Every tag the operations use, in the order they first use it, described where it is known. */
+const documentTags = (
+  operations: ReadonlyArray<Operation>,
+  described: ReadonlyArray<Tag>,
+): ReadonlyArray<Tag> =>
+  [...new Set(operations.flatMap((operation) => operation.tags))].map(
+    (name) => described.find((tag) => tag.name === name) ?? { name },
+  )
 
 const longDate = (date: Date) =>
   date.toLocaleDateString("en-GB", {
@@ -125,7 +139,7 @@ const describeOperation = (
       [String(success.status)]: {
         description: success.description,
         headers: successHeaders,
-        content: jsonContent(schemas.of(success.schema)),
+        ...(success.status === 204 ? {} : { content: jsonContent(schemas.of(success.schema)) }),
       },
       ...errorResponses(
         operationErrors(operation),
@@ -162,7 +176,7 @@ export const openApiDocument = (input: OpenApiInput): OpenApiDocument => {
         "Manage the animals offered in a pet store: list them, add one, fetch one. Every operation needs an API key, sent as `Authorization: Bearer <key>`. Requests and responses are JSON; an error answers with the Error body, whose `status` equals the HTTP status. Every response carries `X-Request-Id`: the request's own when it sent a valid one (1 to 128 visible ASCII characters), otherwise one the server made. Each API key has a rate limit, per server process: `RateLimit-Policy` and `RateLimit` say what it is and what is left, and a request over it gets 429 with `Retry-After`.",
     },
     servers: input.servers,
-    tags: [{ name: "pets", description: "The animals of the store." }],
+    tags: documentTags(input.operations, input.tags ?? petTags),
     paths,
     components: {
       schemas: schemas.components(),

@@ -2,11 +2,15 @@ import type { PetRepository } from "@petstore/core"
 import { Option, Record, Schema, type Effect } from "effect"
 import type { HeaderName } from "../vocabulary/headers.js"
 import type { ErrorCode } from "../vocabulary/error-catalogue.js"
+import type { HttpMethod } from "../vocabulary/openapi-types.js"
 import type { Principal } from "../vocabulary/request-state.js"
 import type { Deprecation } from "./deprecation.js"
 import type { DomainErrors } from "./domain-errors.js"
 
-export type HttpMethod = "GET" | "POST"
+export type { HttpMethod } from "../vocabulary/openapi-types.js"
+
+/** The statuses a success may be answered with: 204 alone has no body. */
+export type SuccessStatus = 200 | 201 | 202 | 204
 
 /** A schema of request or response data: it needs no service to decode or encode. */
 export type DataSchema = Schema.Schema.AnyNoContext
@@ -41,9 +45,14 @@ export interface BodySpec<S extends DataSchema> {
   readonly read: boolean
 }
 
-/** What a successful operation answers: its status, body and headers. */
+/** The status a success with a body of schema `S` may be declared with: 204 for none (`Schema.Void`). */
+type SuccessStatusOf<S extends DataSchema> = [S] extends [typeof Schema.Void]
+  ? 204
+  : Exclude<SuccessStatus, 204>
+
+/** What a successful operation answers: its status, body (none for 204: `noContent`) and headers. */
 export interface SuccessSpec<S extends DataSchema> {
-  readonly status: 200 | 201
+  readonly status: SuccessStatus
   readonly description: string
   readonly schema: S
   /** The headers it may carry, by `components.headers` name; each is required unless it is optional there. */
@@ -58,6 +67,17 @@ export const noParameters: InputSpec<Schema.Struct<{}>> = {
 
 /** For an operation that reads no request header of its own. */
 export const noHeaders: HeaderSpec<Schema.Struct<{}>> = { ...noParameters, invalid: "bad_request" }
+
+/** A success answered `204 No Content`: no body, only the headers named. */
+export const noContent = (
+  description: string,
+  headers?: Readonly<Record<string, HeaderName>>,
+): SuccessSpec<typeof Schema.Void> & { readonly status: 204 } => ({
+  status: 204,
+  description,
+  schema: Schema.Void,
+  ...(headers === undefined ? {} : { headers }),
+})
 
 export const noBody: BodySpec<typeof Schema.Undefined> = {
   schema: Schema.Undefined,
@@ -136,7 +156,9 @@ export const defineOperation = <
   Success extends DataSchema,
   Failure extends keyof DomainErrors,
 >(
-  spec: OperationSpec<Params, Query, Headers, Body, Success, Failure>,
+  spec: OperationSpec<Params, Query, Headers, Body, Success, Failure> & {
+    readonly success: { readonly status: SuccessStatusOf<Success> }
+  },
 ): Operation<Params, Query, Headers, Body, Success, Failure> => {
   const { deprecation, failures, ...rest } = spec
   return { ...rest, deprecation: Option.fromNullable(deprecation), failures: Record.keys(failures) }

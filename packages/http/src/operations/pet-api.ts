@@ -12,10 +12,10 @@ import {
 } from "@petstore/core"
 import { Schema } from "effect"
 import { IdempotencyKeyHeader } from "./idempotency-key-header.js"
-import { defineOperation, noBody, noHeaders, noParameters, type Operation } from "./operation.js"
+import { defineOperation, noBody, noHeaders, noParameters } from "./operation.js"
 
 // The Petstore's operations as declarations: data only, no use case imported. Their handlers are
-// in `pet-handlers.ts`; the app joins the two where it serves them.
+// in `pet-handlers.ts`; `pet-operations.ts` joins each to its handler, in the one list.
 
 /** A page of animals: at most `limit` of them, so never more than the largest limit. */
 export const Pets = Schema.Array(Pet).pipe(Schema.maxItems(maxLimit)).annotations({
@@ -127,10 +127,3 @@ export const getPetOperation = defineOperation({
   success: { status: 200, description: "The animal.", schema: Pet },
   failures: { PetNotFound: true, StorageUnavailable: true },
 })
-
-/** Every operation of the API, in the order the document lists them. */
-export const petOperations: ReadonlyArray<Operation> = [
-  listPetsOperation,
-  createPetOperation,
-  getPetOperation,
-]

@@ -11,7 +11,6 @@ import { Effect, Option } from "effect"
 import { idempotentReplayedHeader } from "../vocabulary/headers.js"
 import type { Handler } from "./operation.js"
 import { createPetOperation, getPetOperation, listPetsOperation } from "./pet-api.js"
-import { serveOperation, type ServedOperation } from "./serve-operation.js"
 
 /**
  * `Link: <…>; rel="next"` while more pets match: the same query from after the page's last pet.
@@ -53,10 +52,3 @@ export const createPetHandler: Handler<typeof createPetOperation> = (
 
 export const getPetHandler: Handler<typeof getPetOperation> = ({ params }) =>
   Effect.map(getPet(params.petId), (pet) => ({ value: pet }))
-
-/** The Petstore's operations joined with their handlers: what the app serves unless told otherwise. */
-export const servePetOperations = (): ReadonlyArray<ServedOperation> => [
-  serveOperation(listPetsOperation, listPetsHandler),
-  serveOperation(createPetOperation, createPetHandler),
-  serveOperation(getPetOperation, getPetHandler),
-]

@@ -35,11 +35,11 @@ export interface OperationRequest {
   readonly span?: RequestSpan | undefined
 }
 
-/** What the edge sends back: a status, headers and a JSON body, as text. */
+/** What the edge sends back: a status, headers and a JSON body as text, or none (a 204). */
 export interface Reply {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  readonly json: string
+  readonly json: string | undefined
 }
 
 /** What every operation is served with. */
@@ -149,9 +149,8 @@ export const serveOperation = <Op extends Operation>(
   const decodeHeaders = decodeRequest(operation.headers.schema, operation.headers.invalid)
   const headerNames = structFields(operation.headers.schema).map((field) => String(field.name))
   const decodeBody = decodeRequest(operation.body.schema, "invalid_body")
-  const success: SchemaCodec<Schema.Schema.Type<Op["success"]["schema"]>> = schemaCodec(
-    operation.success.schema,
-  )
+  const success: SchemaCodec<Schema.Schema.Type<Op["success"]["schema"]>> | undefined =
+    operation.success.status === 204 ? undefined : schemaCodec(operation.success.schema)
 
   const decodedParams = decodedCache<Decoded<Params>>()
   const readParams = (request: OperationRequest): Decoded<Params> =>
@@ -239,7 +238,7 @@ export const serveOperation = <Op extends Operation>(
       return {
         status: operation.success.status,
         headers,
-        json: success.encodeJson(exit.value.value),
+        json: success?.encodeJson(exit.value.value),
       }
     }
     const failure = Cause.failureOption(exit.cause)

@@ -42,6 +42,7 @@ const answer =
     )
     ctx.status = reply.status
     ctx.set(reply.headers)
+    if (reply.json === undefined) return
     // Set as Koa would for a JSON body, without its media-type lookup on every response.
     ctx.set("Content-Type", jsonContentType)
     ctx.body = reply.json

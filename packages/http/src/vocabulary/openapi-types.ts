@@ -64,8 +64,11 @@ export interface Operation {
   readonly responses: Readonly<Record<string, Response>>
 }
 
-/** The methods the document describes. */
-export type DocumentedMethod = "get" | "post"
+/** The methods an operation may be declared with; `HEAD` comes with `GET`, `OPTIONS` with every path. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/** The methods the document describes, as OpenAPI keys them. */
+export type DocumentedMethod = Lowercase<HttpMethod>
 
 export type PathItem = Readonly<Partial<Record<DocumentedMethod, Operation>>>
 
@@ -83,11 +86,17 @@ export interface OpenApiDocument {
     readonly description: string
   }
   readonly servers: ReadonlyArray<ApiServer>
-  readonly tags: ReadonlyArray<{ readonly name: string; readonly description: string }>
+  readonly tags: ReadonlyArray<Tag>
   readonly paths: Readonly<Record<string, PathItem>>
   readonly components: {
     readonly schemas: Readonly<Record<string, JsonSchema>>
     readonly headers: Readonly<Record<string, Header>>
     readonly securitySchemes: Readonly<Record<string, SecurityScheme>>
   }
+}
+
+/** A tag of operations, as the document lists it. */
+export interface Tag {
+  readonly name: string
+  readonly description?: string
 }
