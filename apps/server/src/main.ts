@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { explainStorageFailure } from "./storage/storage-failure.js"
+import { explainStorageFailure } from "./storage/explain-storage-failure.js"
 import { describeStorageChoice, storageLayer } from "./storage/storage-selection.js"
 import { Effect, Either, Exit, Layer, ManagedRuntime, Option } from "effect"
 import {

@@ -8,7 +8,7 @@ import { PostgresPetRepository } from "@petstore/storage-postgres"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { SqlitePetRepository } from "@petstore/storage-sqlite"
 import { Cause, Effect, Either, Exit, Option, Redacted, type Scope } from "effect"
-import { explainStorageFailure } from "../src/storage/storage-failure.js"
+import { explainStorageFailure } from "../src/storage/explain-storage-failure.js"
 import { parseStorageChoice, type StorageChoice } from "../src/storage/storage-selection.js"
 
 // What the server prints when it cannot open its storage, from the adapters' real failures: the

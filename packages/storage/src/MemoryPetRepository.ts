@@ -13,7 +13,7 @@ import {
   idempotencyTtlMillis,
   purgeInBackground,
   type IdempotencyOptions,
-} from "./idempotency.js"
+} from "./idempotency-retention.js"
 
 export type MemoryPetRepositoryOptions = IdempotencyOptions
 

@@ -11,5 +11,5 @@ export {
   defaultIdempotencyPurgeInterval,
   defaultIdempotencyTtl,
   type IdempotencyOptions,
-} from "./idempotency.js"
-export { storageFailureReasons } from "./storage-failure.js"
+} from "./idempotency-retention.js"
+export { storageFailureReasons } from "./storage-failure-reasons.js"

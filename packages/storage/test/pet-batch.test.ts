@@ -11,7 +11,7 @@ import {
   type IdempotencyClaim,
 } from "@petstore/core"
 import { Effect, Either } from "effect"
-import { claimId } from "../src/idempotency.js"
+import { claimId } from "../src/idempotency-retention.js"
 import { answerBatch, planBatch, type BatchItem, type StoredClaim } from "../src/sql/pet-batch.js"
 
 const newPet = (name: string) => NewPet.make({ name, categoryId: CategoryId.make(1) })

@@ -2,7 +2,7 @@ import type { TrustedProxies } from "../request/client-address.js"
 import type { BucketStore } from "../limits/Buckets.js"
 import { memoryBucketStore } from "../limits/memory-buckets.js"
 import type { Clock, Rate, RefusalScope } from "../limits/rate.js"
-import type { Limit } from "./require-key.js"
+import type { Throttle } from "./require-key.js"
 
 /** The limits put around the key check; each is off unless given. */
 export interface AbuseLimits {
@@ -27,7 +27,7 @@ const maxAddressBuckets = 10_000
 /** Each configured limit with its buckets (named `key` and `address` in a shared store). */
 export const configuredLimits = (limits: AbuseLimits) => {
   const store = limits.store ?? memoryBucketStore(limits.clock)
-  const limit = (name: string, rate: Rate | undefined, maxKeys: number): Limit | undefined =>
+  const limit = (name: string, rate: Rate | undefined, maxKeys: number): Throttle | undefined =>
     rate && { rate, buckets: store.buckets(name, rate, maxKeys) }
   return {
     perKey: limit("key", limits.perKey, maxKeyBuckets),

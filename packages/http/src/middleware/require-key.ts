@@ -7,8 +7,8 @@ import type { Buckets } from "../limits/Buckets.js"
 import type { Rate, RefusalScope } from "../limits/rate.js"
 import { refuseCredentials, type Credentials, type CredentialsReader } from "./auth.js"
 
-/** One limit: its rate, and where its buckets are kept. */
-export interface Limit {
+/** One throttle: its rate, and where its buckets are kept. */
+export interface Throttle {
   readonly rate: Rate
   readonly buckets: Buckets
 }
@@ -16,9 +16,9 @@ export interface Limit {
 export interface RequireKeyOptions {
   readonly credentials: CredentialsReader
   /** Requests per admitted key. */
-  readonly perKey?: Limit | undefined
+  readonly perKey?: Throttle | undefined
   /** Wrong keys per client address, before they are answered 429 without being looked up. */
-  readonly failedAuthPerAddress?: Limit | undefined
+  readonly failedAuthPerAddress?: Throttle | undefined
   /** Called once per request refused with 429. */
   readonly onRefusal?: ((scope: RefusalScope) => void) | undefined
 }

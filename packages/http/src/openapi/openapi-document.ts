@@ -1,5 +1,5 @@
 import { Option } from "effect"
-import { deprecationHeaders, type Deprecation } from "../operations/deprecation.js"
+import { deprecationHeaders, type Deprecation } from "../operations/Deprecation.js"
 import type { Operation } from "../operations/operation.js"
 import { ErrorBody } from "./ErrorBody.js"
 import { headerComponents, headerRef } from "../vocabulary/headers.js"

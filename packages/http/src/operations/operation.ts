@@ -4,7 +4,7 @@ import type { HeaderName } from "../vocabulary/headers.js"
 import type { ErrorCode } from "../vocabulary/error-catalogue.js"
 import type { HttpMethod } from "../vocabulary/openapi-types.js"
 import type { Principal } from "../vocabulary/request-state.js"
-import type { Deprecation } from "./deprecation.js"
+import type { Deprecation } from "./Deprecation.js"
 import type { DomainErrors } from "./domain-errors.js"
 
 export type { HttpMethod } from "../vocabulary/openapi-types.js"

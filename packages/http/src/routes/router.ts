@@ -2,7 +2,7 @@ import Router, { type RouterContext, type RouterMiddleware } from "@koa/router"
 import { Option } from "effect"
 import { apiError, jsonContentType, respondWithError } from "../vocabulary/api-error.js"
 import { readJsonBody } from "../body/json-body.js"
-import { deprecation } from "../middleware/deprecation.js"
+import { deprecationHeadersOf } from "../middleware/deprecation-headers.js"
 import { publicPath } from "../request/mount-path.js"
 import type { RequestState } from "../vocabulary/request-state.js"
 import type { Edge, ServedOperation } from "../operations/serve-operation.js"
@@ -62,7 +62,7 @@ export const registerOperations = (
     const chain: Array<RouteMiddleware> = [
       ...Option.match(operation.deprecation, {
         onNone: () => [],
-        onSome: (notice) => [deprecation(notice, edge.basePath)],
+        onSome: (notice) => [deprecationHeadersOf(notice, edge.basePath)],
       }),
       ...(operation.requiresKey ? [requireKey] : []),
       answer(operation, edge),

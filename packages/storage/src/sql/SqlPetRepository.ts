@@ -20,7 +20,7 @@ import {
   makeInFlightClaims,
   purgeInBackground,
   type IdempotencyOptions,
-} from "../idempotency.js"
+} from "../idempotency-retention.js"
 import {
   answerBatch,
   planBatch,

@@ -6,7 +6,7 @@ import {
   type Pet,
 } from "@petstore/core"
 import { Effect, Either } from "effect"
-import { claimId } from "../idempotency.js"
+import { claimId } from "../idempotency-retention.js"
 
 /** One create of a group-commit batch: with a claim, a `createOnce`. */
 export interface BatchItem {

@@ -1,5 +1,5 @@
 import type { Middleware } from "koa"
-import { deprecationHeaders, type Deprecation } from "../operations/deprecation.js"
+import { deprecationHeaders, type Deprecation } from "../operations/Deprecation.js"
 import { mountPathOf, perMountPath } from "../request/mount-path.js"
 
 /**
@@ -7,7 +7,7 @@ import { mountPathOf, perMountPath } from "../request/mount-path.js"
  * operation's own route, so that even a 401 tells the client the operation is going away. The
  * successor's `Link` names it where the client reaches it: under the app's mount path, if any.
  */
-export const deprecation = (deprecation: Deprecation, basePath: string): Middleware => {
+export const deprecationHeadersOf = (deprecation: Deprecation, basePath: string): Middleware => {
   const headersAt = perMountPath((mountPath) =>
     deprecationHeaders(deprecation, `${mountPath}${basePath}`),
   )
