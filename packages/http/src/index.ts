@@ -18,7 +18,7 @@ export { serveOperation, type ServedOperation } from "./operations/serve-operati
 export { petOperations, servePetOperations } from "./operations/pet-operations.js"
 export { schemaCodec, type SchemaCodec } from "./codecs/schema-codec.js"
 export { errorCatalogue, errorCodes, type ErrorCode } from "./vocabulary/error-catalogue.js"
-export { apiError, errorBodyText, type ApiError } from "./vocabulary/api-error.js"
+export { apiError, type ApiError } from "./vocabulary/api-error.js"
 export { maxBodyBytes, maxJsonDepth } from "./vocabulary/body-limits.js"
 export { bearerTokenPattern, retryAfterSeconds } from "./vocabulary/headers.js"
 
@@ -55,7 +55,6 @@ export {
   anyPeerIsProxy,
   isNamedProxy,
   clientAddress,
-  normalizedAddress,
   noTrustedProxy,
   trustedProxies,
   type TrustedProxies,
@@ -88,7 +87,6 @@ export {
   type ExpositionOptions,
   type MetricsExposition,
 } from "./observability/metrics-exposition.js"
-export { newRequestId, requestIdFor, requestIdHeader } from "./request/request-id.js"
 export { visible, visibleJson } from "./vocabulary/terminal-text.js"
 
 // Traces: the app's side; OpenTelemetry's is `otelRequestTracing` from `@petstore/http/otel`.
