@@ -6,7 +6,13 @@
  * after round; req/s and the server's CPU time per request from /proc. Then the service alone:
  * creates on an SQLite file against memory, creates at one connection beside better-sqlite3
  * alone and the layers under one (durable-create-layers.ts), RSS over a mixed run, resident
- * memory per stored pet, and list-scale.ts. Writes a section of RESULTS.md and results/http-bench.json.
+ * memory per stored pet, and list-scale.ts.
+ *
+ * A full run writes results/http-bench.json and the generated blocks of RESULTS.md (between its
+ * `http-bench` markers; see results-markdown.ts), and says on the console which target's status
+ * changed since the previous results. A quick run is for development: one short round, no
+ * list-scale; it prints its blocks and writes results/http-bench-quick.json (ignored by git),
+ * leaving RESULTS.md and results/http-bench.json to the full run's figures.
  *
  *   npm run bench -w @petstore/bench                    # about 15 minutes
  *   BENCH_QUICK=1 npm run bench -w @petstore/bench      # under 3 minutes
@@ -24,7 +30,6 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { format, resolveConfig } from "prettier"
 import { seedPet } from "./baselines/pet-store.js"
 import type { LoadPlan, LoadRequest } from "./load-plan.js"
 import {
@@ -38,7 +43,14 @@ import {
   type ServerCommand,
 } from "./processes.js"
 import { checkResponse, conformance, type Mismatch } from "./http-bench-checks.js"
-import { renderReport, type Report, type Run } from "./http-bench-report.js"
+import { blocksText, comparison, renderBlocks, type Report, type Run } from "./http-bench-report.js"
+import {
+  checkResultsMarkdown,
+  formatted,
+  resultsJson,
+  resultsMarkdown,
+  writeBlocks,
+} from "./results-markdown.js"
 import {
   beforeBuilds,
   environment,
@@ -596,6 +608,7 @@ const checkMachine = () => {
 
 const main = async () => {
   checkMachine()
+  if (!quick) checkResultsMarkdown()
   const started = Date.now()
   const watchdog = setTimeout(() => {
     log(`http-bench: still running after ${deadlineMinutes} minutes; stopping`)
@@ -662,33 +675,24 @@ const main = async () => {
   }
 }
 
-const resultsFile = path.join(benchDir, "results", "http-bench.json")
-const resultsMarkdown = path.join(benchDir, "RESULTS.md")
-const start = "<!-- http-bench:start -->"
-const end = "<!-- http-bench:end -->"
-
-/** Text as the repository's Prettier settings write it, so `format:check` stays green. */
-const formatted = async (file: string, text: string) =>
-  format(text, { ...(await resolveConfig(file)), filepath: file })
+/** Where this run's report goes: the full run's is the one RESULTS.md is written from. */
+const reportFile = quick ? path.join(benchDir, "results", "http-bench-quick.json") : resultsJson
 
 const writeResults = async (report: Report) => {
-  const previous = existsSync(resultsFile) ? readFileSync(resultsFile, "utf8") : undefined
-  const markdown = renderReport(report, previous)
-  mkdirSync(path.dirname(resultsFile), { recursive: true })
-  writeFileSync(resultsFile, await formatted(resultsFile, JSON.stringify(report)))
-  const current = existsSync(resultsMarkdown) ? readFileSync(resultsMarkdown, "utf8") : ""
-  const section = `${start}\n${markdown.trim()}\n${end}`
-  const from = current.indexOf(start)
-  const to = current.indexOf(end)
-  const updated =
-    from !== -1 && to > from
-      ? `${current.slice(0, from)}${section}${current.slice(to + end.length)}`
-      : `${current.trimEnd()}\n\n${section}\n`
-  writeFileSync(resultsMarkdown, await formatted(resultsMarkdown, updated))
-  process.stdout.write(`${markdown.trim()}\n`)
-  log(
-    `\nwrote ${path.relative(repoRoot, resultsMarkdown)} and ${path.relative(repoRoot, resultsFile)} (${report.minutes.toFixed(1)} minutes)`,
-  )
+  // RESULTS.md is checked again before anything is written, so the run changes both files or none.
+  if (!quick) checkResultsMarkdown()
+  const previous = existsSync(reportFile) ? readFileSync(reportFile, "utf8") : undefined
+  const blocks = renderBlocks(report)
+  mkdirSync(path.dirname(reportFile), { recursive: true })
+  writeFileSync(reportFile, await formatted(reportFile, JSON.stringify(report)))
+  if (!quick) await writeBlocks(blocks)
+  process.stdout.write(`${blocksText(blocks)}\n`)
+  const changes = previous === undefined ? undefined : comparison(report, previous)
+  if (changes !== undefined) process.stderr.write(`${changes}\n`)
+  const written = quick
+    ? path.relative(repoRoot, reportFile)
+    : `${path.relative(repoRoot, resultsMarkdown)} and ${path.relative(repoRoot, reportFile)}`
+  log(`\nwrote ${written} (${report.minutes.toFixed(1)} minutes)`)
 }
 
 main().then(

@@ -3,6 +3,10 @@
  * auth middleware per route (after the deprecation headers of getPet), hand-written checks, JSON
  * errors, and a key-checked JSON 404 for every other path. Shared by the bare Koa baseline and
  * the operated one, which wraps it in its own per-request work.
+ *
+ * It uses none of the service's code (see pet-store.ts for the store, the checks and the
+ * constants): not `createApp`'s middleware, codecs or router either, since what the service's
+ * Koa stack costs over a hand-written one is the question these baselines answer.
  */
 import Router from "@koa/router"
 import Koa, { type Middleware } from "koa"

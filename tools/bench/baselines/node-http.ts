@@ -1,6 +1,10 @@
 /**
- * Baseline (c): the Petstore API on plain `node:http`: one request handler, routing by hand,
- * the same hand-written checks as the Koa baseline, JSON written with `JSON.stringify`.
+ * Baseline (d): the Petstore API on plain `node:http`: one request handler, routing by hand,
+ * the same hand-written checks as the Koa baseline, JSON written with `JSON.stringify`. The floor
+ * of the comparison, and of a lone durable create (lone-creates.ts): what serving this API over
+ * Node's `http` costs with no framework, no Effect and no schema library. It shares nothing with
+ * the service (see pet-store.ts): its memory is reported beside the service's, and loading
+ * effect would add some 42 MiB to it.
  *
  *   PORT=8083 PETSTORE_API_KEYS=key node --import tsx baselines/node-http.ts
  */

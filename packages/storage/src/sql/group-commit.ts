@@ -137,8 +137,9 @@ const inBatchSpan = <A, E>(
  * finishes and callers still waiting are interrupted.
  *
  * The batches are driven by plain timers and callbacks, each batch's commit running in one fiber
- * of its own: a writer fiber, a `Deferred` per item and forked timers cost more than the commit
- * of a lone create itself (tools/bench/RESULTS.md).
+ * of its own. With a commit that does nothing, a writer fiber, a `Deferred` per item and forked
+ * timers cost about 69 µs of CPU a batch, against 7 µs this way; at one connection every create
+ * is a batch of its own, so it paid all of that.
  *
  * Traces: an item submitted inside a sampled span waits in a `group-commit.wait` span, and a
  * batch holding at least one such item commits inside a `group-commit.batch` span (see
