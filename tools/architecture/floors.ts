@@ -25,7 +25,7 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   "packages/client/src": [["schema.ts"], ["index.ts"]],
   "apps/server/src": [
     ["shown-value.ts", "storage/", "logs/", "server/", "keys/", "tracing/"],
-    ["config.ts"],
+    ["settings/"],
     ["cli/", "default-document.ts"],
     ["main.ts"],
   ],

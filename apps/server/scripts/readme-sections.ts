@@ -1,5 +1,6 @@
 import { errorCatalogue, errorCodes } from "@petstore/http"
-import { settings, type SettingDefault } from "../src/config.js"
+import type { SettingDefault } from "../src/settings/setting.js"
+import { settings } from "../src/settings/settings.js"
 
 /** A Markdown table; prettier aligns it when the README is written. */
 const markdownTable = (

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { petOperations, openApiDocument, type OpenApiDocument, apiServers } from "@petstore/http"
-import { readConfig } from "./config.js"
+import { readConfig } from "./settings/read-config.js"
 
 /** The document of a server on the default configuration: what `apps/server/openapi.json` holds. */
 export const defaultOpenApiDocument = (): OpenApiDocument => {

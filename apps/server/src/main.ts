@@ -15,7 +15,7 @@ import {
   isNamedProxy,
 } from "@petstore/http"
 import { firstStartKeyBanner, firstStartKeyLabel } from "./keys/first-start.js"
-import { readConfig } from "./config.js"
+import { readConfig } from "./settings/read-config.js"
 import { redisBucketStore } from "@petstore/http/redis"
 import { processLogger } from "./logs/process-logger.js"
 import { effectLogsTo } from "./logs/effect-logs.js"

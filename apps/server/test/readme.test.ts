@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises"
 import { describe, it } from "node:test"
 import { readmePath, rewriteSections, sectionText } from "../scripts/generated-sections.js"
 import { readmeSections } from "../scripts/readme-sections.js"
-import { settings } from "../src/config.js"
+import { settings } from "../src/settings/settings.js"
 
 const stale = "README.md is stale: run npm run readme -w @petstore/server"
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { Either } from "effect"
-import { readConfig } from "../src/config.js"
+import { readConfig } from "../src/settings/read-config.js"
 import { apiServers } from "@petstore/http"
 
 const problemsOf = (env: Record<string, string>) =>

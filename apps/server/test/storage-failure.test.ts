@@ -41,11 +41,11 @@ const openSqlite = (filename: string) =>
   explained({ kind: "sqlite", filename }, SqlitePetRepository.make({ filename }))
 
 describe("explainStorageFailure: an SQLite file", () => {
-  it("says the directory cannot be created", async () => {
+  it("says the directory cannot be created, naming the ancestor that is no directory", async () => {
     const notADirectory = path.join(directory, "plain-file")
     writeFileSync(notADirectory, "")
     const message = await openSqlite(path.join(notADirectory, "sub", "pets.db"))
-    assert.match(message, /is missing and cannot be created/)
+    assert.match(message, /plain-file is not a directory, so .*plain-file\/sub cannot be created/)
   })
 
   it("says a file is not an SQLite database", async () => {
