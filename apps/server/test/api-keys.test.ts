@@ -9,8 +9,8 @@ import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testin
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { createApp, generateApiKey, issueApiKey, StoredKeys } from "@petstore/http"
 import { closeGracefully, createServer, listen } from "@petstore/http/node"
+import { assertError } from "@petstore/test-support/error-body"
 import { storageLayer, type StorageChoice } from "../src/storage/storage-selection.js"
-import { assertError } from "./harness.js"
 import { captureLogs } from "./log-capture.js"
 
 const envKey = "env-key-for-development"

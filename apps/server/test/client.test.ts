@@ -1,14 +1,14 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
 import { createPetstoreClient, type Pet, type PetstoreClient } from "@petstore/client"
-import { apiKey, startServer, type TestServer } from "./harness.js"
+import { apiKey, startApp, type AppServer } from "./harness.js"
 
 /** The happy paths through the client generated from the OpenAPI document. */
 describe("the typed client against a real server", () => {
-  let server: TestServer
+  let server: AppServer
   let client: PetstoreClient
   before(async () => {
-    server = await startServer()
+    server = await startApp({ kind: "memory" })
     client = createPetstoreClient({ baseUrl: `${server.origin}${server.basePath}`, apiKey })
   })
   after(() => server.close())

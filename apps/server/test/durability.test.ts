@@ -5,7 +5,8 @@ import path from "node:path"
 import { after, describe, it } from "node:test"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { sqliteIntegrityCheck } from "@petstore/storage-sqlite/testing"
-import { postJson, readPet, readPets, type PetBody } from "./harness.js"
+import { postJson } from "@petstore/test-support/requests"
+import { readPet, readPets, type PetBody } from "./harness.js"
 import {
   listEveryPet,
   nextLink,

@@ -2,7 +2,8 @@ import assert from "node:assert/strict"
 import { once } from "node:events"
 import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
-import { assertErrorAnswer, sendTo } from "./limits-harness.js"
+import { assertErrorAnswer } from "@petstore/test-support/error-body"
+import { sendTo } from "@petstore/test-support/requests"
 import {
   processApiKey,
   processTestTimeout,

@@ -16,7 +16,7 @@ import path from "node:path"
 import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
-import { sampleValue, scrape } from "./prometheus-text.js"
+import { sampleValue, scrape } from "@petstore/test-support/prometheus-text"
 import { startServerProcess, type ProcessExit, type RunningServer } from "./server-process.js"
 
 // These tests read a process's memory from /proc and make FIFOs with mkfifo.

@@ -1,37 +1,6 @@
 import { createLogger, type Logger, type LogLevel } from "@petstore/http"
-
-/** One log line, parsed. */
-export type LogLine = Readonly<Record<string, unknown>>
-
-export interface CapturedLogs {
-  readonly logger: Logger
-  /** Every line as written: JSON text. */
-  readonly raw: ReadonlyArray<string>
-  /** Every line, parsed. */
-  readonly lines: () => ReadonlyArray<LogLine>
-  /** Every line as `<message> <the other fields as JSON>`, without time, level and pid. */
-  readonly logged: ReadonlyArray<string>
-}
-
-const isLogLine = (value: unknown): value is LogLine =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-export const parseLogLine = (text: string): LogLine => {
-  const parsed: unknown = JSON.parse(text)
-  if (!isLogLine(parsed)) throw new Error(`not a log line: ${text}`)
-  return parsed
-}
+import { captureLogs as captureLines, type CapturedLogs } from "@petstore/test-support/log-capture"
 
 /** A real logger (the server's format, redaction included) writing into memory. */
-export const captureLogs = (level: LogLevel = "info"): CapturedLogs => {
-  const raw: Array<string> = []
-  const logged: Array<string> = []
-  const logger = createLogger(level, {
-    write: (text) => {
-      raw.push(text)
-      const { message, time: _time, level: _level, pid: _pid, ...fields } = parseLogLine(text)
-      logged.push(`${String(message)} ${JSON.stringify(fields)}`)
-    },
-  })
-  return { logger, raw, logged, lines: () => raw.map(parseLogLine) }
-}
+export const captureLogs = (level: LogLevel = "info"): CapturedLogs<Logger> =>
+  captureLines((sink) => createLogger(level, sink))

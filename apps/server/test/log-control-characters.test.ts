@@ -1,7 +1,7 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { parseLogLine } from "./log-capture.js"
-import { exchange } from "./raw-exchange.js"
+import { parseLogLine } from "@petstore/test-support/log-capture"
+import { exchange } from "@petstore/test-support/raw-exchange"
 import { processTestTimeout, startServerProcess } from "./server-process.js"
 
 /** What JSON leaves raw of the characters a terminal obeys: DEL, C1, bidirectional formatting. */

@@ -5,7 +5,8 @@ import { Limit, PetId, type Pet } from "@petstore/core"
 import { PostgresPetRepository } from "@petstore/storage-postgres"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { Array, Effect, Option } from "effect"
-import { postJson, readPet, type PetBody } from "./harness.js"
+import { postJson } from "@petstore/test-support/requests"
+import { readPet, type PetBody } from "./harness.js"
 import { processTestTimeout, startServerProcess } from "./server-process.js"
 
 /**

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict"
 import { it } from "node:test"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
-import { assertError, postJson, readPet, readPets, type PetBody } from "./harness.js"
+import { assertError } from "@petstore/test-support/error-body"
+import { postJson } from "@petstore/test-support/requests"
+import { readPet, readPets, type PetBody } from "./harness.js"
 import {
   listEveryPet,
   nextLink,

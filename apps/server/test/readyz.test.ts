@@ -4,20 +4,18 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { PetRepository, StorageUnavailable } from "@petstore/core"
-import { MemoryPetRepository } from "@petstore/storage"
-import { failingRepository } from "@petstore/storage/testing"
-import { PostgresPetRepository } from "@petstore/storage-postgres"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
-import { SqlitePetRepository } from "@petstore/storage-sqlite"
-import { Effect, Layer } from "effect"
-import { assertError, startServer, type TestServer } from "./harness.js"
+import { assertError } from "@petstore/test-support/error-body"
+import { Redacted } from "effect"
+import { startApp, type AppServer } from "./harness.js"
 
-const readyz = (server: TestServer, requestId = "readyz") =>
+// /readyz on the adapters the process wires; on memory and failing storage, packages/http tests it.
+
+const readyz = (server: AppServer, requestId = "readyz") =>
   fetch(`${server.origin}/readyz`, { headers: { "X-Request-Id": requestId } })
 
 /** Asks `/readyz` every 100 ms until it answers `status`; fails after `withinMs`. */
-const readyzUntil = async (server: TestServer, status: number, withinMs: number) => {
+const readyzUntil = async (server: AppServer, status: number, withinMs: number) => {
   const deadline = performance.now() + withinMs
   for (;;) {
     const response = await readyz(server)
@@ -44,20 +42,9 @@ const assertNotReady = async (response: Response) => {
 }
 
 describe("GET /readyz", () => {
-  it("is 200 without a key when storage answers (in memory)", async () => {
-    const server = await startServer()
-    try {
-      await assertReady(await readyz(server))
-    } finally {
-      await server.close()
-    }
-  })
-
   it("is 200 on an SQLite file", async () => {
     const directory = mkdtempSync(path.join(tmpdir(), "petstore-readyz-"))
-    const server = await startServer({
-      layer: SqlitePetRepository.layer({ filename: path.join(directory, "pets.db") }),
-    })
+    const server = await startApp({ kind: "sqlite", filename: path.join(directory, "pets.db") })
     try {
       await assertReady(await readyz(server))
     } finally {
@@ -65,75 +52,17 @@ describe("GET /readyz", () => {
       rmSync(directory, { recursive: true, force: true })
     }
   })
-
-  it("is 503 with the Error body and Retry-After when storage fails, while /healthz stays 200", async () => {
-    const server = await startServer({
-      layer: failingRepository(
-        Effect.fail(new StorageUnavailable({ cause: new Error("disk gone") })),
-      ),
-    })
-    try {
-      await assertNotReady(await readyz(server, "probe-1"))
-      const health = await fetch(`${server.origin}/healthz`)
-      assert.equal(health.status, 200)
-      const warning = server.logLines().find((line) => line["message"] === "storage not ready")
-      assert.equal(warning?.["requestId"], "probe-1")
-      assert.match(String(warning?.["cause"]), /disk gone/)
-    } finally {
-      await server.close()
-    }
-  })
-
-  it("is 503 when storage fails with a defect", async () => {
-    const server = await startServer({ layer: failingRepository(Effect.die(new Error("bug"))) })
-    try {
-      await assertNotReady(await readyz(server))
-    } finally {
-      await server.close()
-    }
-  })
-
-  it("asks storage at most once a second, however often and however many ask", async () => {
-    let probes = 0
-    const counting = Layer.effect(
-      PetRepository,
-      Effect.map(PetRepository, (pets) =>
-        PetRepository.of({
-          ...pets,
-          list: (slice) =>
-            Effect.zipRight(
-              Effect.sync(() => (probes += 1)),
-              pets.list(slice),
-            ),
-        }),
-      ),
-    ).pipe(Layer.provide(MemoryPetRepository.layer))
-    const server = await startServer({ layer: counting })
-    try {
-      const answers = await Promise.all(Array.from({ length: 50 }, () => readyz(server)))
-      assert.ok(answers.every((response) => response.status === 200))
-      for (let index = 0; index < 20; index += 1) {
-        assert.equal((await readyz(server)).status, 200)
-      }
-      assert.equal(probes, 1)
-      await sleep(1_100)
-      assert.equal((await readyz(server)).status, 200)
-      assert.equal(probes, 2)
-    } finally {
-      await server.close()
-    }
-  })
 })
 
 await withTemporaryPostgresDatabase("GET /readyz on PostgreSQL", (database) => {
-  let server: TestServer | undefined
+  let server: AppServer | undefined
   after(() => server?.close())
 
   it(
     "turns 503 when the database is taken away and 200 again when it is back, without a restart",
     { timeout: 60_000 },
     async () => {
-      server = await startServer({ layer: PostgresPetRepository.layer({ url: database.url }) })
+      server = await startApp({ kind: "postgres", url: Redacted.make(database.url) })
       await assertReady(await readyz(server))
       await database.refuseConnections()
       try {

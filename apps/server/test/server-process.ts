@@ -2,8 +2,8 @@ import assert from "node:assert/strict"
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { once } from "node:events"
 import { fileURLToPath } from "node:url"
+import { parseLogLine } from "@petstore/test-support/log-capture"
 import { readPets, type PetBody } from "./harness.js"
-import { parseLogLine } from "./log-capture.js"
 
 const appDirectory = fileURLToPath(new URL("..", import.meta.url))
 const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))

@@ -3,8 +3,9 @@ import { after, before, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { Redis } from "ioredis"
-import { assertErrorAnswer, sendTo, type Answer } from "./limits-harness.js"
-import { startOwnRedis, type OwnRedis } from "./redis-server.js"
+import { assertErrorAnswer } from "@petstore/test-support/error-body"
+import { sendTo, type Answer } from "@petstore/test-support/requests"
+import { startOwnRedis, type OwnRedis } from "@petstore/test-support/redis-server"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
 
 /** Keys of `PETSTORE_API_KEYS`: each test uses fresh ones, as each key has a bucket of its own. */

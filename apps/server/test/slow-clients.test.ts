@@ -3,7 +3,7 @@ import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { defaultConnectionLimits } from "@petstore/http/node"
-import { exchange } from "./raw-exchange.js"
+import { exchange } from "@petstore/test-support/raw-exchange"
 import { processApiKey, startServerProcess, type RunningServer } from "./server-process.js"
 
 /**

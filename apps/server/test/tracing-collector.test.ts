@@ -2,7 +2,7 @@ import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { performance } from "node:perf_hooks"
 import { setTimeout as sleep } from "node:timers/promises"
-import { parseLogLine } from "./log-capture.js"
+import { parseLogLine } from "@petstore/test-support/log-capture"
 import { startOtlpReceiver } from "./otlp-receiver.js"
 import type { RunningServer } from "./server-process.js"
 import {

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto"
 import { once } from "node:events"
 import { createServer, connect, type Socket } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
-import { postJson } from "./harness.js"
-import { parseLogLine, type LogLine } from "./log-capture.js"
+import { postJson } from "@petstore/test-support/requests"
+import { parseLogLine, type LogLine } from "@petstore/test-support/log-capture"
 import {
   attribute,
   type AttributeValue,

@@ -8,8 +8,8 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { Effect, Redacted } from "effect"
+import { parseLogLine } from "@petstore/test-support/log-capture"
 import { readPet } from "./harness.js"
-import { parseLogLine } from "./log-capture.js"
 import {
   attribute,
   childrenOf,

@@ -13,7 +13,7 @@ import {
   serve,
   type PetstoreApp,
   type Served,
-} from "./mount-harness.js"
+} from "./harness/mount.js"
 
 const rex = JSON.stringify({ name: "Rex", categoryId: 1, status: "available" })
 const tom = JSON.stringify({ name: "Tom", categoryId: 2, status: "available" })

@@ -13,7 +13,7 @@ import {
   serveOperation,
   type Handler,
 } from "../../src/index.js"
-import { apiKey, answerWithinMs, petstoreApp, serve, type Served } from "../mount-harness.js"
+import { apiKey, answerWithinMs, petstoreApp, serve, type Served } from "../harness/mount.js"
 
 /**
  * A new operation of any method and answer is one declaration and its handler: nothing in the
