@@ -122,9 +122,30 @@ describe("under a host's @koa/bodyparser, app-wide", () => {
     assert.equal(created.status, 201, created.text)
   })
 
-  it("leaves what the host's parser refuses to the host: invalid JSON, answered promptly", async () => {
-    const refused = await host.create('{"name": "Rex",')
-    assert.equal(refused.status, 400)
+  it("leaves what the host's parser refuses to the host: its own 400 and 413, before any key is checked", async () => {
+    // What the README says of a parser in front: these answers are the host's, not the app's.
+    const keyless = { headers: {} }
+    const invalid = await host.create('{"name": "Rex",', keyless)
+    assert.equal(invalid.status, 400)
+    assert.match(invalid.headers.get("content-type") ?? "", /^text\/plain/)
+    assert.equal(invalid.headers.get("x-request-id"), null)
+    const overHostLimit = await host.create(larger(2 * 1024 * 1024), keyless)
+    assert.equal(overHostLimit.status, 413)
+    assert.match(overHostLimit.headers.get("content-type") ?? "", /^text\/plain/)
+  })
+})
+
+describe("under a host that mounts the API before its body parser, as the README shows", () => {
+  const host = hosted({ petstoreFirst: true })
+
+  it("answers every body error with the Error body and X-Request-Id, after the key check", async () => {
+    const invalid = await host.create('{"name": "Rex",')
+    assertError(invalid, 400, "invalid_json")
+    assert.match(invalid.headers.get("x-request-id") ?? "", /./)
+    assertError(await host.create(larger(2 * 1024 * 1024)), 413, "payload_too_large")
+    assertError(await host.create('{"name": "Rex",', { headers: {} }), 401, "unauthorized")
+    const created = await host.create(JSON.stringify({ name: "Rex", categoryId: 1 }))
+    assert.equal(created.status, 201, created.text)
   })
 })
 

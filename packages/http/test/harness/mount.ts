@@ -74,6 +74,8 @@ export interface HostOptions {
    * limit above the app's 1 MiB, so that the app's own limit is the one a large body meets).
    */
   readonly bodyMiddleware?: Koa.Middleware
+  /** Where the Petstore is mounted: after the host's body parser (the default) or before it. */
+  readonly petstoreFirst?: boolean
 }
 
 /**
@@ -83,6 +85,7 @@ export interface HostOptions {
 export const hostApp = (petstore: Koa.Middleware, options: HostOptions = {}): Koa => {
   const host = new Koa()
   host.silent = true
+  if (options.petstoreFirst === true) host.use(petstore)
   host.use(options.bodyMiddleware ?? bodyParser({ jsonLimit: "2mb" }))
   const hostRoutes = new Router()
   hostRoutes.get("/healthz", (ctx) => {
@@ -92,7 +95,7 @@ export const hostApp = (petstore: Koa.Middleware, options: HostOptions = {}): Ko
     ctx.body = "the host's own docs"
   })
   host.use(hostRoutes.routes())
-  host.use(petstore)
+  if (options.petstoreFirst !== true) host.use(petstore)
   return host
 }
 
@@ -121,6 +124,8 @@ export const authorized = { Authorization: `Bearer ${apiKey}` }
 
 export interface PostOptions {
   readonly contentType?: string
+  /** Sent instead of the key's `Authorization` when given (`{}`: no key). */
+  readonly headers?: Readonly<Record<string, string>>
   /** Sent chunked, without `Content-Length`, when true. */
   readonly chunked?: boolean
 }
@@ -135,7 +140,7 @@ export const post = (url: string, body: string, options: PostOptions = {}): Prom
     const request = httpRequest(url, {
       method: "POST",
       headers: {
-        ...authorized,
+        ...(options.headers ?? authorized),
         "Content-Type": options.contentType ?? "application/json",
         ...(options.chunked === true ? {} : { "Content-Length": String(bytes.length) }),
       },
