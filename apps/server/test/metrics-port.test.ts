@@ -153,7 +153,13 @@ describe("the metrics port under a flood of idle connections", () => {
           ),
         )
         assert.ok(!closed.includes("open"), "an idle connection was kept past 5 s")
-        const again = await scrape("127.0.0.2")
+        // The server sees each close a moment after the client does: give it up to 2 s.
+        const until = performance.now() + 2_000
+        let again = await scrape("127.0.0.2")
+        while (again.kind !== "answered" && performance.now() < until) {
+          await sleep(50)
+          again = await scrape("127.0.0.2")
+        }
         assert.equal(again.kind === "answered" ? again.response.status : again.kind, 200)
 
         const refusals = server
@@ -165,8 +171,9 @@ describe("the metrics port under a flood of idle connections", () => {
           (line) =>
             line["reason"] === "address_connection_limit" && line["address"] === "127.0.0.2",
         )
-        // 62 of the 70, and the scrape made while the 8 were held.
-        assert.equal(atAccept.length, 63)
+        // 62 of the 70, the scrape made while the 8 were held, and any made before their close
+        // was seen.
+        assert.ok(atAccept.length >= 63, String(atAccept.length))
         assert.ok(refusals.every((line) => line["listener"] === "metrics"))
         const exposition = parseExposition(await (await fetch(metricsUrl)).text())
         assert.equal(
@@ -174,7 +181,7 @@ describe("the metrics port under a flood of idle connections", () => {
             status: "none",
             reason: "address_connection_limit",
           }),
-          63,
+          atAccept.length,
         )
       } finally {
         held.forEach((connection) => connection.socket.destroy())
