@@ -4,7 +4,7 @@
  * other file at that root. A file no floor names fails the check: a new folder takes a floor here.
  */
 export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>>>> = {
-  "packages/core/src": [["*.ts"], ["testing/"], ["index.ts"]],
+  "packages/core/src": [["*.ts"], ["keys/", "testing/"], ["index.ts"]],
   "packages/storage/src": [["*.ts"], ["sql/", "testing/"], ["index.ts"]],
   "packages/storage-sqlite/src": [["SqlitePetRepository.ts"], ["testing/"], ["index.ts"]],
   "packages/storage-postgres/src": [["*.ts"], ["testing/"], ["index.ts"]],
@@ -24,7 +24,7 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   ],
   "packages/client/src": [["schema.ts"], ["index.ts"]],
   "apps/server/src": [
-    ["shown-value.ts", "storage/", "logs/", "server/", "keys/", "tracing/"],
+    ["shown-value.ts", "storage/", "logs/", "server/", "keys/", "tracing/", "backup/"],
     ["settings/"],
     ["cli/", "default-document.ts"],
     ["main.ts"],

@@ -33,21 +33,20 @@ export type {
   OpenApiDocument,
 } from "./vocabulary/openapi-types.js"
 
-// API keys kept in storage.
+// API keys kept in storage: the key check's cache in front of the store. What a key is, its
+// format and issuing one are @petstore/core's, re-exported here for those who imported them here.
 export * as StoredKeys from "./keys/StoredKeys.js"
 export {
   apiKeyPrefix,
+  ApiKeyLabel,
   generateApiKey,
   hashApiKey,
   isWellFormedApiKey,
-  looksLikeStoredKey,
-} from "./keys/api-key-format.js"
-export {
-  ApiKeyLabel,
   issueApiKey,
   issueFirstApiKey,
+  looksLikeStoredKey,
   type IssuedApiKey,
-} from "./keys/issue-api-key.js"
+} from "@petstore/core"
 
 // Abuse limits and the client's address.
 export type { AbuseLimits } from "./middleware/abuse-limits.js"
@@ -87,7 +86,7 @@ export {
   type ExpositionOptions,
   type MetricsExposition,
 } from "./observability/metrics-exposition.js"
-export { visible, visibleJson } from "./vocabulary/terminal-text.js"
+export { visible, visibleJson } from "@petstore/core"
 
 // Traces: the app's side; OpenTelemetry's is `otelRequestTracing` from `@petstore/http/otel`.
 export type {

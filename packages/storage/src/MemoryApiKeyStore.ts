@@ -1,5 +1,5 @@
 import { Clock, Effect, Layer, Option, Ref } from "effect"
-import { ApiKeyNotFound, ApiKeyStore, type ApiKeyRecord } from "./ApiKeyStore.js"
+import { ApiKeyNotFound, ApiKeyStore, type ApiKeyRecord } from "@petstore/core"
 
 interface MemoryKey {
   readonly record: ApiKeyRecord

@@ -5,7 +5,7 @@ export {
   type ApiKeyRecord,
   type ApiKeyUse,
   type NewApiKey,
-} from "./ApiKeyStore.js"
+} from "@petstore/core"
 export * as MemoryApiKeyStore from "./MemoryApiKeyStore.js"
 export {
   defaultIdempotencyPurgeInterval,

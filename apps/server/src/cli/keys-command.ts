@@ -1,9 +1,8 @@
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { ApiKeyStore, type ApiKeyRecord } from "@petstore/storage"
 import { Console, Data, Effect, Option, Redacted } from "effect"
-import { ApiKeyLabel, issueApiKey, visible } from "@petstore/http"
+import { ApiKeyLabel, ApiKeyStore, issueApiKey, visible, type ApiKeyRecord } from "@petstore/core"
 
 /** A failure of a `keys` command, as one sentence for the person who ran it. */
 export class KeysCommandFailure extends Data.TaggedError("KeysCommandFailure")<{

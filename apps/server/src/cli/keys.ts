@@ -9,7 +9,7 @@ import type { StorageChoice } from "../storage/storage-selection.js"
 import { Cause, Console, Effect, Either, Layer } from "effect"
 import { readSetting } from "../settings/read-config.js"
 import { settings } from "../settings/settings.js"
-import { visible } from "@petstore/http"
+import { visible } from "@petstore/core"
 import { keysCommand, KeysCommandFailure } from "./keys-command.js"
 
 const storage = readSetting(settings.storage, process.env)

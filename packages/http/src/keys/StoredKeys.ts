@@ -1,5 +1,5 @@
 import { StorageUnavailable } from "@petstore/core"
-import { ApiKeyStore } from "@petstore/storage"
+import { ApiKeyStore } from "@petstore/core"
 import {
   Cause,
   Context,
@@ -14,7 +14,7 @@ import {
 } from "effect"
 import { LRUCache } from "lru-cache"
 import { memoryBuckets } from "../limits/memory-buckets.js"
-import { hashApiKey, isWellFormedApiKey } from "./api-key-format.js"
+import { hashApiKey, isWellFormedApiKey } from "@petstore/core"
 import { lastUseRecorder } from "./last-use-recorder.js"
 
 /** What the store says of a presented key. */

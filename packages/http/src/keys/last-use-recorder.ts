@@ -1,4 +1,4 @@
-import type { ApiKeyUse } from "@petstore/storage"
+import type { ApiKeyUse } from "@petstore/core"
 
 /**
  * Which stored keys were used since the last write, each at most once per `intervalMs`: the

@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from "node:crypto"
 import type { ParameterizedContext } from "koa"
 import { apiError, respondWithError } from "../vocabulary/api-error.js"
 import { bearerTokenPattern } from "../vocabulary/headers.js"
-import { looksLikeStoredKey } from "../keys/api-key-format.js"
+import { looksLikeStoredKey } from "@petstore/core"
 import type { StoredKeyQuestion, StoredKeys } from "../keys/StoredKeys.js"
 import type { Principal } from "../vocabulary/request-state.js"
 

@@ -1,5 +1,4 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
 import {
   IdempotencyKey,
   IdempotencyScope,
@@ -30,6 +29,7 @@ import {
 } from "./pet-batch.js"
 import { migrate } from "./pet-migrations.js"
 import { exactNumber, PetFromRow } from "./PetRow.js"
+import { inTransaction as inStoreTransaction } from "./store-transaction.js"
 import { unavailableOrDefect } from "./transient-failure.js"
 
 export interface SqlPetRepositoryOptions extends IdempotencyOptions {
@@ -150,12 +150,7 @@ export const make = (
       orElse: () => Effect.void,
     })
 
-    // @effect/sql makes a failed COMMIT or ROLLBACK a defect; to the store it is one more way of
-    // being unavailable (a connection lost mid-transaction, say).
-    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.catchSomeDefect(sql.withTransaction(effect), (defect) =>
-        defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none(),
-      )
+    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) => inStoreTransaction(sql, effect)
 
     const insertPets = (pets: Array.NonEmptyReadonlyArray<NewPet>) =>
       sql`INSERT INTO pets ${sql.insert(

@@ -1,6 +1,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
+import { frozenMessage } from "./frozen-refusal.js"
 
 /** Where the applied migrations are recorded; named for this service so a shared database can hold others. */
 const migrationsTable = "petstore_migrations"
@@ -85,11 +86,65 @@ const createApiKeys = Effect.gen(function* () {
   })
 })
 
+// While `petstore_freeze` holds its row, every insert into `pets` and every key created or revoked
+// is refused inside the writing statement itself, by every process on the store, from the moment
+// the freeze commits (see store-freeze.ts). Reads, and the idempotency purge, go on.
+const createStoreFreeze = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      Effect.gen(function* () {
+        yield* sql`
+          CREATE TABLE petstore_freeze (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            frozen_at BIGINT NOT NULL
+          )`
+        yield* sql.unsafe(`
+          CREATE FUNCTION petstore_refuse_when_frozen() RETURNS trigger LANGUAGE plpgsql AS $body$
+          BEGIN
+            IF EXISTS (SELECT 1 FROM petstore_freeze) THEN
+              RAISE EXCEPTION '${frozenMessage}' USING ERRCODE = '55000';
+            END IF;
+            RETURN NULL;
+          END
+          $body$`)
+        yield* sql`
+          CREATE TRIGGER petstore_frozen_pets BEFORE INSERT ON pets
+          FOR EACH STATEMENT EXECUTE FUNCTION petstore_refuse_when_frozen()`
+        yield* sql`
+          CREATE TRIGGER petstore_frozen_api_keys BEFORE INSERT OR DELETE ON api_keys
+          FOR EACH STATEMENT EXECUTE FUNCTION petstore_refuse_when_frozen()`
+      }),
+    orElse: () =>
+      Effect.gen(function* () {
+        yield* sql`
+          CREATE TABLE petstore_freeze (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            frozen_at INTEGER NOT NULL
+          ) STRICT`
+        for (const [trigger, event] of [
+          ["petstore_frozen_pets", "INSERT ON pets"],
+          ["petstore_frozen_api_keys_insert", "INSERT ON api_keys"],
+          ["petstore_frozen_api_keys_delete", "DELETE ON api_keys"],
+        ] as const) {
+          yield* sql.unsafe(`
+            CREATE TRIGGER ${trigger} BEFORE ${event}
+            WHEN EXISTS (SELECT 1 FROM petstore_freeze)
+            BEGIN SELECT RAISE(ABORT, '${frozenMessage}'); END`)
+        }
+      }),
+  })
+})
+
 const migrations = Migrator.fromRecord({
   "1_create_pets": createPets,
   "2_create_idempotency_keys": createIdempotencyKeys,
   "3_create_api_keys": createApiKeys,
+  "4_create_store_freeze": createStoreFreeze,
 })
+
+/** The id of the newest migration: the schema version this code makes and reads. */
+export const schemaVersion = 4
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: migrationsTable })
 

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PetRepository, type StorageUnavailable } from "@petstore/core"
 import { Context, Effect, Layer, type Scope } from "effect"
-import { ApiKeyStore } from "../ApiKeyStore.js"
+import { ApiKeyStore } from "@petstore/core"
 import * as SqlApiKeyStore from "./SqlApiKeyStore.js"
 import * as SqlPetRepository from "./SqlPetRepository.js"
 

@@ -1,5 +1,6 @@
 import { StorageUnavailable } from "@petstore/core"
 import { Effect } from "effect"
+import { isFrozenRefusal } from "./frozen-refusal.js"
 
 /**
  * PostgreSQL SQLSTATEs a retry may cure: the connection or the server's resources, a
@@ -61,13 +62,15 @@ const codeOf = (error: object): string | undefined =>
 
 /**
  * Whether a driver failure may pass if the operation is tried again: the store unreachable,
- * busy, out of resources or timed out. Anything else (a constraint violated, a value refused,
+ * busy, out of resources, timed out or frozen. Anything else (a constraint violated, a value refused,
  * a syntax error) is a bug or broken data that no retry fixes. Looks through `cause` chains
  * (an `SqlError` wraps the driver's error) and the errors of an `AggregateError`.
  */
 export const isTransient = (error: unknown, seen: Set<unknown> = new Set()): boolean => {
   if (typeof error !== "object" || error === null || seen.has(error)) return false
   seen.add(error)
+  // A frozen store refuses writes until it is thawed, or the clients are moved to its successor.
+  if (isFrozenRefusal(error)) return true
   const code = codeOf(error)
   // A code is the driver's verdict: a constraint violation on a lost connection is still one.
   if (code !== undefined) return isTransientCode(code)

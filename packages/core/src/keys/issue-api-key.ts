@@ -1,8 +1,8 @@
-import type { StorageUnavailable } from "@petstore/core"
-import { ApiKeyStore, type ApiKeyRecord } from "@petstore/storage"
+import type { StorageUnavailable } from "../errors.js"
+import { ApiKeyStore, type ApiKeyRecord } from "./ApiKeyStore.js"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { generateApiKey, generateKeyId, hashApiKey } from "./api-key-format.js"
-import { bidiFormatting } from "../vocabulary/terminal-text.js"
+import { bidiFormatting } from "../terminal-text.js"
 
 /**
  * What a key may be labelled with: one line of 1 to 100 characters, any Unicode text but a

@@ -1,4 +1,4 @@
-import type { StorageUnavailable } from "@petstore/core"
+import type { StorageUnavailable } from "../errors.js"
 import { Context, Schema, type Effect, type Option } from "effect"
 
 /** What `list` shows of a stored API key: never the key, never its hash. */
@@ -34,7 +34,7 @@ export class ApiKeyNotFound extends Schema.TaggedError<ApiKeyNotFound>()("ApiKey
  * on one store. Only a hash of each key is kept: the store never sees a key. A revoked key is
  * deleted.
  */
-export class ApiKeyStore extends Context.Tag("@petstore/storage/ApiKeyStore")<
+export class ApiKeyStore extends Context.Tag("@petstore/core/ApiKeyStore")<
   ApiKeyStore,
   {
     /** Stores a key; its creation time is the store's clock. */

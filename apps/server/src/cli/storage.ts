@@ -1,0 +1,73 @@
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Cause, Console, Effect, Either, Exit, Layer } from "effect"
+import { visible } from "@petstore/http"
+import { StorageCommandFailure } from "../backup/StorageCommandFailure.js"
+import { readSetting } from "../settings/read-config.js"
+import { settings } from "../settings/settings.js"
+import { storageCommand, StorageTarget } from "./storage-command.js"
+
+const storage = readSetting(settings.storage, process.env)
+
+/** The store of `PETSTORE_STORAGE`, read as the server reads it; `memory` is refused. */
+const target = Layer.effect(
+  StorageTarget,
+  Effect.gen(function* () {
+    const choice = yield* Either.mapLeft(
+      storage,
+      (problems) => new StorageCommandFailure({ message: problems.join("; ") }),
+    )
+    if (choice.kind === "memory") {
+      return yield* new StorageCommandFailure({
+        message:
+          "PETSTORE_STORAGE is memory: a server's pets then live in its own memory, where no other process can back them up, restore or freeze them. Set PETSTORE_STORAGE to the server's file: or postgres:// storage.",
+      })
+    }
+    return choice
+  }),
+)
+
+const failed = Effect.sync(() => {
+  process.exitCode = 1
+})
+
+const run = Command.run(storageCommand, { name: "npm run storage --", version: "1.0.0" })
+
+/** @effect/cli echoes a bad command line's arguments: they are printed `visible`. */
+const argumentsEchoedVisibly = Console.consoleWith((console) =>
+  Console.withConsole(run(process.argv), {
+    ...console,
+    error: (...args) =>
+      console.error(
+        ...args.map((arg: unknown) =>
+          typeof arg === "string" ? arg.split("\n").map(visible).join("\n") : arg,
+        ),
+      ),
+  }),
+)
+
+argumentsEchoedVisibly.pipe(
+  Effect.provide(target),
+  Effect.catchTag("StorageCommandFailure", (failure) =>
+    Effect.zipRight(Console.error(`petstore storage: ${visible(failure.message)}`), failed),
+  ),
+  // @effect/cli has already shown what was wrong with the command line, and the usage.
+  Effect.catchIf(ValidationError.isValidationError, () => failed),
+  Effect.provide(NodeContext.layer),
+  (main) =>
+    NodeRuntime.runMain(main, {
+      // Interrupted (Ctrl-C, SIGTERM): the work in hand was rolled back or removed by then.
+      teardown: (exit, onExit) => {
+        if (Exit.isSuccess(exit)) return onExit(0)
+        if (Cause.isInterruptedOnly(exit.cause)) {
+          process.stderr.write(
+            "petstore storage: interrupted before it finished: nothing was changed, and no partial file was kept.\n",
+          )
+          return onExit(130)
+        }
+        onExit(1)
+      },
+    }),
+)
