@@ -12,8 +12,22 @@ export interface SqlitePetRepositoryOptions extends SqlPetRepository.SqlPetRepos
   /** The database file, resolved against the working directory; created, with its directory, if missing. */
   readonly filename: string
   /**
-   * How long a statement waits for another connection's lock on the file before failing with
-   * `StorageUnavailable` (`PRAGMA busy_timeout`); 5 s unless given.
+   * How long an operation waits for another connection's lock on the file before failing with
+   * `StorageUnavailable`; 5 s unless given. It waits off the event loop (`lockWait`, which this
+   * sets): the connection itself never waits.
+   */
+  readonly busyTimeout?: Duration.DurationInput
+}
+
+/** How the SQLite file is opened. */
+export interface SqliteClientOptions {
+  /** The database file, resolved against the working directory; created, with its directory, if missing. */
+  readonly filename: string
+  /**
+   * How long a statement blocks the thread waiting for another connection's lock (`PRAGMA
+   * busy_timeout`); 5 s unless given. `0` reports a held lock at once (`SQLITE_BUSY`), for
+   * callers that wait off the event loop, as the repository and the key store do (`lockWait`):
+   * a server's connection must be opened so, or one outside lock stops every request.
    */
   readonly busyTimeout?: Duration.DurationInput
 }
@@ -97,7 +111,7 @@ const prepareLocation = (filename: string) =>
 
 /**
  * WAL with `synchronous=FULL`: each commit is fsynced before it returns, so a 201 is on disk.
- * A statement waits at most `busyTimeout` for a lock held by another connection.
+ * A statement blocks at most `busyTimeout` for a lock held by another connection.
  */
 const configureConnection = (busyTimeout: Duration.DurationInput) =>
   Effect.gen(function* () {
@@ -122,7 +136,7 @@ const configureConnection = (busyTimeout: Duration.DurationInput) =>
  * scope. The repository and the `ApiKeyStore` share it.
  */
 export const makeClient = (
-  options: Pick<SqlitePetRepositoryOptions, "filename" | "busyTimeout">,
+  options: SqliteClientOptions,
 ): Effect.Effect<SqlClient.SqlClient, StorageUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const filename = path.resolve(options.filename)
@@ -143,8 +157,11 @@ export const makeClient = (
 export const make = (
   options: SqlitePetRepositoryOptions,
 ): Effect.Effect<PetRepository["Type"], StorageUnavailable, Scope.Scope> =>
-  Effect.flatMap(makeClient(options), (client) =>
-    SqlPetRepository.make(options).pipe(Effect.provideService(SqlClient.SqlClient, client)),
+  Effect.flatMap(makeClient({ filename: options.filename, busyTimeout: 0 }), (client) =>
+    SqlPetRepository.make({
+      ...options,
+      ...(options.busyTimeout === undefined ? {} : { lockWait: options.busyTimeout }),
+    }).pipe(Effect.provideService(SqlClient.SqlClient, client)),
   )
 
 export const layer = (

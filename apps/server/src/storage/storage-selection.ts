@@ -83,7 +83,11 @@ export const storageLayer = (
     case "memory":
       return Layer.merge(MemoryPetRepository.layerWith(options), MemoryApiKeyStore.layer)
     case "sqlite":
-      return sqlStoresLayer(SqlitePetRepository.makeClient({ filename: choice.filename }), options)
+      // The connection never waits for a lock: the stores do, off the event loop.
+      return sqlStoresLayer(
+        SqlitePetRepository.makeClient({ filename: choice.filename, busyTimeout: 0 }),
+        options,
+      )
     case "postgres":
       return sqlStoresLayer(PostgresPetRepository.makeClient({ url: choice.url }), options)
   }

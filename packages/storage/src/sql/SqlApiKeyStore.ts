@@ -3,6 +3,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { StorageUnavailable } from "@petstore/core"
 import { Array, Cause, Clock, Effect, Layer, Option, Schema } from "effect"
 import { ApiKeyNotFound, ApiKeyStore, type NewApiKey } from "@petstore/core"
+import { defaultLockWait, waitingForLocks } from "./lock-wait.js"
 import { migrate } from "./pet-migrations.js"
 import { SafeIntegerFromColumn } from "./PetRow.js"
 import { unavailableOrDefect } from "./transient-failure.js"
@@ -23,13 +24,15 @@ const decodeIdRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: Schem
 
 /**
  * The `ApiKeyStore` on any `@effect/sql` client (SQLite and PostgreSQL are tested): the
- * `api_keys` table, migrated first. Driver failures a retry may cure become
+ * `api_keys` table, migrated first. A lock another connection holds on an SQLite file is waited
+ * for off the event loop (`defaultLockWait`); driver failures a retry may cure become
  * `StorageUnavailable`; any other is a defect.
  */
 export const make: Effect.Effect<ApiKeyStore["Type"], StorageUnavailable, SqlClient.SqlClient> =
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    yield* Effect.catchAllCause(migrate, (cause) =>
+    const locked = waitingForLocks(defaultLockWait)
+    yield* Effect.catchAllCause(locked(migrate), (cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.interrupt
         : Effect.fail(new StorageUnavailable({ cause: Cause.squash(cause) })),
@@ -69,7 +72,7 @@ export const make: Effect.Effect<ApiKeyStore["Type"], StorageUnavailable, SqlCli
       })
 
     const stored = <A, E>(statement: Effect.Effect<A, E>) =>
-      Effect.catchAll(statement, unavailableOrDefect)
+      Effect.catchAll(locked(statement), unavailableOrDefect)
 
     return ApiKeyStore.of({
       create: (key) =>

@@ -11,8 +11,20 @@ import {
   type PetSlice,
   type PetSlicePage,
 } from "@petstore/core"
-import { Array, Cause, Clock, Effect, Either, Layer, Option, Schema, type Scope } from "effect"
+import {
+  Array,
+  Cause,
+  Clock,
+  type Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  Schema,
+  type Scope,
+} from "effect"
 import { makeGroupCommit, type GroupCommitOptions } from "./group-commit.js"
+import { defaultLockWait, waitingForLocks } from "./lock-wait.js"
 import {
   claimId,
   idempotencyTtlMillis,
@@ -35,6 +47,11 @@ import { unavailableOrDefect } from "./transient-failure.js"
 export interface SqlPetRepositoryOptions extends IdempotencyOptions {
   /** How concurrent creates share commits; see `GroupCommitOptions`. */
   readonly groupCommit?: Partial<GroupCommitOptions>
+  /**
+   * How long an operation waits, off the event loop, for a lock another connection holds on an
+   * SQLite file before failing with `StorageUnavailable`; 5 s unless given. See `waitingForLocks`.
+   */
+  readonly lockWait?: Duration.DurationInput
 }
 
 /**
@@ -129,7 +146,8 @@ export const make = (
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const ttl = idempotencyTtlMillis(options)
-    yield* Effect.catchAllCause(migrate, (cause) =>
+    const locked = waitingForLocks(options.lockWait ?? defaultLockWait)
+    yield* Effect.catchAllCause(locked(migrate), (cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.interrupt
         : Effect.fail(unavailable(Cause.squash(cause))),
@@ -254,7 +272,7 @@ export const make = (
             pets.map((pet): BatchAnswer => Either.right({ pet, replayed: false })),
           )
         : commitClaimingBatch(items)
-      ).pipe(query, Effect.catchAll(unavailableOrDefect))
+      ).pipe(query, locked, Effect.catchAll(unavailableOrDefect))
 
     const submit = yield* makeGroupCommit(commitBatch, {
       ...defaultGroupCommit,
@@ -280,7 +298,7 @@ export const make = (
 
     yield* purgeInBackground(
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        query(sql`DELETE FROM idempotency_keys WHERE created_at <= ${now - ttl}`),
+        locked(query(sql`DELETE FROM idempotency_keys WHERE created_at <= ${now - ttl}`)),
       ),
       options,
     )
@@ -317,6 +335,7 @@ export const make = (
       findById: (id) =>
         sql`SELECT ${columns} FROM pets WHERE id = ${id}`.pipe(
           query,
+          locked,
           Effect.catchAll(unavailableOrDefect),
           Effect.flatMap(decodePets),
           Effect.map(Array.head),
@@ -324,6 +343,7 @@ export const make = (
       list: (slice) =>
         selectRows(slice).pipe(
           query,
+          locked,
           Effect.catchAll(unavailableOrDefect),
           Effect.flatMap(decodePets),
           Effect.map((rows) => toPage(rows, slice.limit)),
