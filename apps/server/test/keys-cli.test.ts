@@ -9,6 +9,7 @@ import { ApiKeyStore } from "@petstore/storage"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { Effect } from "effect"
 import { apiKeyStoreLayer } from "../src/storage/api-key-store-selection.js"
+import { runStorageCli } from "./backup/backup-harness.js"
 import { createdId, createdKey, runKeysCli } from "./keys-cli-process.js"
 import { processTestTimeout, startServerProcess, type RunningServer } from "./server-process.js"
 
@@ -227,6 +228,23 @@ describe("npm run keys (SQLite)", { timeout: processTestTimeout }, () => {
       assert.equal(result.stdout, "")
       assert.match(result.stderr, /PETSTORE_STORAGE is memory.*PETSTORE_API_KEYS/)
     }
+  })
+
+  it("says a frozen store is frozen and what thaws it, rather than that it cannot be opened", async () => {
+    const storage = `file:${path.join(directory, "frozen.db")}`
+    assert.equal((await runKeysCli(["create", "--label", "before"], storage)).code, 0)
+    assert.equal((await runStorageCli(["freeze"], storage)).code, 0)
+    const refused = await runKeysCli(["create", "--label", "during"], storage)
+    assert.equal(refused.code, 1)
+    assert.equal(refused.stdout, "")
+    assert.match(
+      refused.stderr,
+      /^petstore keys: SQLite file .*frozen\.db is frozen: .*npm run storage -- thaw/,
+    )
+    assert.doesNotMatch(refused.stderr, /cannot open storage|\n./)
+    assert.equal((await runKeysCli(["list"], storage)).code, 0)
+    assert.equal((await runStorageCli(["thaw"], storage)).code, 0)
+    assert.equal((await runKeysCli(["create", "--label", "after"], storage)).code, 0)
   })
 
   it("explains a storage it cannot open, without a stack", async () => {
