@@ -11,6 +11,7 @@ import { readSetting } from "../settings/read-config.js"
 import { settings } from "../settings/settings.js"
 import { visible } from "@petstore/core"
 import { keysCommand, KeysCommandFailure } from "./keys-command.js"
+import { echoingVisibly, exitFailed } from "./visible-console.js"
 
 const storage = readSetting(settings.storage, process.env)
 
@@ -34,29 +35,9 @@ const keyStore = Layer.unwrapEffect(
   }),
 )
 
-const failed = Effect.sync(() => {
-  process.exitCode = 1
-})
-
 const run = Command.run(keysCommand, { name: "npm run keys --", version: "1.0.0" })
 
-/**
- * What @effect/cli reports of a bad command line echoes the arguments (`Received unknown
- * argument: '…'`): they are printed `visible`, line by line.
- */
-const argumentsEchoedVisibly = Console.consoleWith((console) =>
-  Console.withConsole(run(process.argv), {
-    ...console,
-    error: (...args) =>
-      console.error(
-        ...args.map((arg: unknown) =>
-          typeof arg === "string" ? arg.split("\n").map(visible).join("\n") : arg,
-        ),
-      ),
-  }),
-)
-
-argumentsEchoedVisibly.pipe(
+echoingVisibly(run(process.argv)).pipe(
   Effect.catchTag("StorageUnavailable", (error) =>
     Either.match(storage, {
       onLeft: () => Effect.fail(new KeysCommandFailure({ message: "storage is unavailable" })),
@@ -65,10 +46,10 @@ argumentsEchoedVisibly.pipe(
   ),
   Effect.provide(keyStore),
   Effect.catchTag("KeysCommandFailure", (failure) =>
-    Effect.zipRight(Console.error(`petstore keys: ${visible(failure.message)}`), failed),
+    Effect.zipRight(Console.error(`petstore keys: ${visible(failure.message)}`), exitFailed),
   ),
   // @effect/cli has already shown what was wrong with the command line, and the usage.
-  Effect.catchIf(ValidationError.isValidationError, () => failed),
+  Effect.catchIf(ValidationError.isValidationError, () => exitFailed),
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain,
 )

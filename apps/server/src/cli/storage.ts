@@ -3,11 +3,12 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Either, Exit, Layer } from "effect"
-import { visible } from "@petstore/http"
+import { visible } from "@petstore/core"
 import { StorageCommandFailure } from "../backup/StorageCommandFailure.js"
 import { readSetting } from "../settings/read-config.js"
 import { settings } from "../settings/settings.js"
 import { storageCommand, StorageTarget } from "./storage-command.js"
+import { echoingVisibly, exitFailed } from "./visible-console.js"
 
 const storage = readSetting(settings.storage, process.env)
 
@@ -29,32 +30,15 @@ const target = Layer.effect(
   }),
 )
 
-const failed = Effect.sync(() => {
-  process.exitCode = 1
-})
-
 const run = Command.run(storageCommand, { name: "npm run storage --", version: "1.0.0" })
 
-/** @effect/cli echoes a bad command line's arguments: they are printed `visible`. */
-const argumentsEchoedVisibly = Console.consoleWith((console) =>
-  Console.withConsole(run(process.argv), {
-    ...console,
-    error: (...args) =>
-      console.error(
-        ...args.map((arg: unknown) =>
-          typeof arg === "string" ? arg.split("\n").map(visible).join("\n") : arg,
-        ),
-      ),
-  }),
-)
-
-argumentsEchoedVisibly.pipe(
+echoingVisibly(run(process.argv)).pipe(
   Effect.provide(target),
   Effect.catchTag("StorageCommandFailure", (failure) =>
-    Effect.zipRight(Console.error(`petstore storage: ${visible(failure.message)}`), failed),
+    Effect.zipRight(Console.error(`petstore storage: ${visible(failure.message)}`), exitFailed),
   ),
   // @effect/cli has already shown what was wrong with the command line, and the usage.
-  Effect.catchIf(ValidationError.isValidationError, () => failed),
+  Effect.catchIf(ValidationError.isValidationError, () => exitFailed),
   Effect.provide(NodeContext.layer),
   (main) =>
     NodeRuntime.runMain(main, {
