@@ -52,7 +52,7 @@ export interface RunningServer extends ServerProcess {
   readonly url: string
   /** A request to a path that includes the base path (as a `Link` header gives it), with the first API key. */
   readonly request: (path: string, init?: RequestInit) => Promise<Response>
-  /** A request under the base path, with the first API key. */
+  /** A request under the base path, with the first API key unless `init` sends another. */
   readonly api: (path: string, init?: RequestInit) => Promise<Response>
   /** SIGTERM, then the exit once shutdown is done. */
   readonly stop: () => Promise<ProcessExit>
@@ -128,7 +128,9 @@ export const startServerProcess = async (options: ServerProcessOptions): Promise
   const [apiKey] = options.apiKeys ?? [processApiKey]
   const request = (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers)
-    if (apiKey !== undefined) headers.set("Authorization", `Bearer ${apiKey}`)
+    if (apiKey !== undefined && !headers.has("Authorization")) {
+      headers.set("Authorization", `Bearer ${apiKey}`)
+    }
     return fetch(`${origin}${path}`, { ...init, headers })
   }
   return {

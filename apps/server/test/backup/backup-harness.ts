@@ -9,8 +9,9 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import { Pet } from "@petstore/core"
-import { Effect, Redacted, Schema, type Scope } from "effect"
+import { Effect, Redacted, type Scope } from "effect"
+import type { PetBody } from "../harness.js"
+import { startServerProcess, type RunningServer } from "../server-process.js"
 
 /**
  * What the backup tests share: the `storage` CLI and the server, each run as a process from the
@@ -20,7 +21,6 @@ import { Effect, Redacted, Schema, type Scope } from "effect"
 
 const appDirectory = fileURLToPath(new URL("../..", import.meta.url))
 const cliPath = fileURLToPath(new URL("../../src/cli/storage.ts", import.meta.url))
-const mainPath = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
 const tsxLoader = import.meta.resolve("tsx")
 
 /** The key every test server accepts (`PETSTORE_API_KEYS`). */
@@ -135,89 +135,17 @@ export const summaryCounts = (line: string) => {
   }
 }
 
-export interface Server {
-  readonly child: ChildProcessWithoutNullStreams
-  /** `http://127.0.0.1:<port>/v1` */
-  readonly url: string
-  readonly origin: string
-  /** A request under the base path, with `apiKey` unless `init` says otherwise. */
-  readonly api: (path: string, init?: RequestInit) => Promise<Response>
-  readonly stderr: () => string
-  /** SIGTERM, and the exit. */
-  readonly stop: () => Promise<void>
-}
+export type Server = RunningServer
 
 /** Starts the server on `storage`, with `apiKey`, and resolves once it listens. */
-export const startServer = async (storage: string): Promise<Server> => {
-  const child = spawn(process.execPath, ["--import", tsxLoader, mainPath], {
-    cwd: appDirectory,
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      HOST: "127.0.0.1",
-      PORT: "0",
-      PETSTORE_BASE_PATH: "/v1",
-      PETSTORE_API_KEYS: apiKey,
-      PETSTORE_STORAGE: storage,
-      PETSTORE_LOG_LEVEL: "warn",
-      PETSTORE_RATE_LIMIT: "off",
-    },
+export const startServer = (storage: string): Promise<Server> =>
+  startServerProcess({
+    storage,
+    apiKeys: [apiKey],
+    env: { PETSTORE_LOG_LEVEL: "warn", PETSTORE_RATE_LIMIT: "off" },
   })
-  running.add(child)
-  let stdout = ""
-  let stderr = ""
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = once(child, "exit").then(() => running.delete(child))
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not listening after 30 s:\n${stderr}`)),
-      30_000,
-    )
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      for (const line of stdout.split("\n").slice(0, -1)) {
-        if (!line.includes('"petstore listening"')) continue
-        const parsed: unknown = JSON.parse(line)
-        if (typeof parsed === "object" && parsed !== null && "url" in parsed) {
-          clearTimeout(timer)
-          resolve(String(parsed.url))
-        }
-      }
-    })
-    void exited.then(() => {
-      clearTimeout(timer)
-      reject(new Error(`exited before listening:\n${stderr}`))
-    })
-  })
-  const origin = new URL(url).origin
-  return {
-    child,
-    url,
-    origin,
-    api: (route, init = {}) => {
-      const headers = new Headers(init.headers)
-      if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${apiKey}`)
-      return fetch(`${url}${route}`, { ...init, headers })
-    },
-    stderr: () => stderr,
-    stop: async () => {
-      child.kill("SIGTERM")
-      await exited
-    },
-  }
-}
 
-/** A Pet as the API sends it; decoding refuses any property the spec does not define. */
-export const PetBody = Schema.encodedSchema(Pet)
-export type PetBody = typeof PetBody.Type
-
-const decodePet = Schema.decodeUnknownSync(PetBody, { onExcessProperty: "error" })
-const decodePets = Schema.decodeUnknownSync(Schema.Array(PetBody), { onExcessProperty: "error" })
-
-export const readPet = async (response: Response): Promise<PetBody> =>
-  decodePet(await response.json())
-
-export const readPets = async (response: Response): Promise<ReadonlyArray<PetBody>> =>
-  decodePets(await response.json())
+export { PetBody, readPet, readPets } from "../harness.js"
 
 /** A `POST /pets` with `pet` as its JSON body (and more headers, such as `Idempotency-Key`). */
 export const postPet = (
