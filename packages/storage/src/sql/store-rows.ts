@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Exit, FiberRef } from "effect"
+import { Context, Effect, Exit, Fiber, FiberRef } from "effect"
 import { inTransaction } from "./store-transaction.js"
 
 /**
@@ -121,10 +121,20 @@ export const inSnapshot = <A, E, R>(
   )
 
 /**
+ * The batch `onBatch` was given last, still being handled: the next batch is read meanwhile (a
+ * restore reads the backup file while the store inserts the batch before), then it is waited for
+ * before the next `onBatch` starts.
+ */
+type InFlight<E> = Fiber.Fiber<void, E> | undefined
+
+const settled = <E>(inFlight: InFlight<E>): Effect.Effect<void, E> =>
+  inFlight === undefined ? Effect.void : Fiber.join(inFlight)
+
+/**
  * Reads every row of `table` in key order, `batchSize` at a time, handing each batch to
- * `onBatch` before the next is read: never the whole table in memory. On PostgreSQL through a
- * cursor, which must run inside a transaction (`inSnapshot`); on SQLite by pages of the primary
- * key.
+ * `onBatch`, one at a time and in order, while the next batch is read: never more than two
+ * batches in memory. On PostgreSQL through a cursor, which must run inside a transaction
+ * (`inSnapshot`); on SQLite by pages of the primary key.
  */
 export const readRows = <E, R>(
   sql: SqlClient.SqlClient,
@@ -143,27 +153,45 @@ export const readRows = <E, R>(
     options.outsideTransaction === true ? withoutTransaction(statement) : statement
   const columns = columnList(table)
   const order = table.key.join(", ")
+  /** Hands `rows` over once the batch before has been handled; then `next`, reading meanwhile. */
+  const handOver = (
+    rows: ReadonlyArray<Row>,
+    inFlight: InFlight<E>,
+    next: (handling: Fiber.Fiber<void, E>) => Effect.Effect<void, E | SqlError, R>,
+  ): Effect.Effect<void, E | SqlError, R> =>
+    Effect.zipRight(
+      settled(inFlight),
+      // The yield lets the batch's handling run to its first wait (a statement sent to the
+      // store) before the next read, which on SQLite holds the thread until it is done.
+      Effect.flatMap(Effect.fork(onBatch(rows)), (handling) =>
+        Effect.zipRight(Effect.yieldNow(), next(handling)),
+      ),
+    )
   return sql.onDialectOrElse({
     pg: () => {
       const cursor = `petstore_copy_${table.name}`
-      const fetch: Effect.Effect<void, E | SqlError, R> = Effect.flatMap(
-        read(sql.unsafe(`FETCH FORWARD ${batchSize} FROM ${cursor}`).values),
-        (rows) => (rows.length === 0 ? Effect.void : Effect.zipRight(onBatch(rows), fetch)),
-      )
+      const fetch = (inFlight: InFlight<E>): Effect.Effect<void, E | SqlError, R> =>
+        Effect.flatMap(
+          read(sql.unsafe(`FETCH FORWARD ${batchSize} FROM ${cursor}`).values),
+          (rows) => (rows.length === 0 ? settled(inFlight) : handOver(rows, inFlight, fetch)),
+        )
       return Effect.zipRight(
         read(
           sql.unsafe(
             `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${columns} FROM ${table.name} ORDER BY ${order}`,
           ),
         ),
-        Effect.zipRight(fetch, read(sql.unsafe(`CLOSE ${cursor}`))),
+        Effect.zipRight(fetch(undefined), read(sql.unsafe(`CLOSE ${cursor}`))),
       )
     },
     orElse: () => {
       const keyIndexes = table.key.map((key) =>
         table.columns.findIndex((column) => column.name === key),
       )
-      const page = (after: Row | undefined): Effect.Effect<void, E | SqlError, R> =>
+      const page = (
+        after: Row | undefined,
+        inFlight: InFlight<E>,
+      ): Effect.Effect<void, E | SqlError, R> =>
         Effect.flatMap(
           read(
             after === undefined
@@ -178,14 +206,18 @@ export const readRows = <E, R>(
           ).pipe(safeIntegers),
           (rows) => {
             const last = rows.at(-1)
-            if (last === undefined) return Effect.void
-            return Effect.zipRight(
-              onBatch(rows),
-              rows.length < batchSize ? Effect.void : page(keyIndexes.map((index) => last[index])),
+            if (last === undefined) return settled(inFlight)
+            return handOver(rows, inFlight, (handling) =>
+              rows.length < batchSize
+                ? settled(handling)
+                : page(
+                    keyIndexes.map((index) => last[index]),
+                    handling,
+                  ),
             )
           },
         )
-      return page(undefined)
+      return page(undefined, undefined)
     },
   })
 }
