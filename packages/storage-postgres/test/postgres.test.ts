@@ -149,6 +149,26 @@ await withTemporaryPostgresDatabase("PostgreSQL", (database) => {
     assert.equal(new Set(pets.map((pet) => pet.id)).size, 4)
   })
 
+  it("a process starting while another migrates waits for it longer than lock_timeout and statement_timeout, then starts", () =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const fresh = yield* Effect.promise(() => database.createAnother())
+          const migrating = yield* holdTransaction(yield* ownConnection(fresh.url), [
+            "SELECT pg_advisory_xact_lock(hashtext('petstore_migrations'))",
+          ])
+          const released = yield* Effect.fork(Effect.delay(migrating.release, "6 seconds"))
+          const started = Date.now()
+          const repository = yield* PostgresPetRepository.make({ url: fresh.url })
+          const waited = Date.now() - started
+          yield* Fiber.join(released)
+          const pet = yield* repository.create(newPet("after the wait"))
+          assert.equal(pet.name, "after the wait")
+          assert.ok(waited >= 5_000, `it started after ${waited} ms, before the lock was released`)
+        }),
+      ),
+    ))
+
   it("never produces an id beyond 2^53 − 1: the exhausted sequence is a defect, not StorageUnavailable", async () => {
     const fresh = await database.createAnother()
     const freshLayer = PostgresPetRepository.layer({ url: fresh.url })

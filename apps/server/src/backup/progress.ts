@@ -14,7 +14,7 @@ export interface Progress {
   /** Clears the line. */
   readonly finish: Effect.Effect<void>
   /**
-   * Runs `effect`, which blocks this thread while it writes `file` (SQLite's `VACUUM INTO`), and
+   * Runs `effect`, which may block this thread while it writes `file` (SQLite's backup API), and
    * meanwhile shows how far the file has grown toward `totalBytes`, from a thread of its own.
    */
   readonly whileFileGrows: <A, E, R>(

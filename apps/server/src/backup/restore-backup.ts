@@ -70,14 +70,15 @@ const load = (
         metadata.counts.pets + metadata.counts.idempotency_keys + metadata.counts.api_keys,
       )
       for (const table of StoreRows.storeTables) {
-        yield* StoreRows.readRows(
+        yield* StoreRows.readBatches(
           backup.sql,
           table,
           batchRows,
-          (rows) =>
+          StoreRows.batchFormatFor(target),
+          (batch) =>
             Effect.zipRight(
-              StoreRows.insertRows(target, table, rows),
-              progress.advance(rows.length),
+              StoreRows.insertBatch(target, table, batch),
+              progress.advance(batch.rows),
             ),
           { outsideTransaction: true },
         )

@@ -14,6 +14,7 @@ import {
 } from "./durable-file.js"
 import type { Progress } from "./progress.js"
 import { failedBecause, StorageCommandFailure } from "./StorageCommandFailure.js"
+import { copyPages } from "./sqlite-page-copy.js"
 import { openBackupFile, openExistingStore, type DurableStorage } from "./store-clients.js"
 
 /** What a backup or a restore copied. */
@@ -24,8 +25,8 @@ export interface CopySummary {
   readonly seconds: number
 }
 
-/** Rows read and written at a time: a page of the primary key, or one `FETCH` of the cursor. */
-export const batchRows = 5000
+/** Rows read and written at a time: a page of the primary key, one JSON text of about 0.5 MB. */
+export const batchRows = 10_000
 
 const isoTime = (millis: number) => new Date(millis).toISOString()
 
@@ -77,24 +78,26 @@ const migrated = (backup: SqlClient.SqlClient) =>
   )
 
 /**
- * A SQLite store: `VACUUM INTO` the temporary file. SQLite copies the store in one read
- * transaction, which in WAL mode blocks no writer and waits for none; the server keeps
- * committing while it runs. Then the copy is brought to this schema and described.
+ * A SQLite store: its pages copied into the temporary file under one read transaction
+ * (`copyPages`), while the server keeps committing. Then the copy is made a file of its own (no
+ * WAL), brought to this schema and described.
  */
 const fromSqlite = (
   store: SqlClient.SqlClient,
+  filename: string,
   description: string,
   temporary: string,
   progress: Progress,
 ) =>
   Effect.gen(function* () {
     const takenAt = yield* Clock.currentTimeMillis
-    const sizes = yield* store`SELECT page_size * (page_count - freelist_count) AS bytes
-                               FROM pragma_page_size, pragma_page_count, pragma_freelist_count`
+    const sizes = yield* store`SELECT page_size * page_count AS bytes
+                               FROM pragma_page_size, pragma_page_count`
     const estimate = Number(sizes[0]?.["bytes"] ?? 0)
-    yield* progress.whileFileGrows(temporary, estimate, store`VACUUM INTO ${temporary}`)
+    yield* progress.whileFileGrows(temporary, estimate, copyPages(filename, temporary))
 
     const backup = yield* openBackupFile(temporary, { readonly: false })
+    yield* backup`PRAGMA journal_mode = DELETE`
     const version = yield* appliedSchemaVersion(backup)
     yield* checkSourceSchema(description, version)
     const frozenAt = yield* frozenAtOf(backup, version ?? 0)
@@ -133,10 +136,10 @@ const fromPostgres = (
         const counts = yield* StoreRows.countRows(store)
         yield* progress.start(counts.pets + counts.idempotency_keys + counts.api_keys)
         for (const table of StoreRows.storeTables) {
-          yield* StoreRows.readRows(store, table, batchRows, (rows) =>
+          yield* StoreRows.readBatches(store, table, batchRows, "json rows", (batch) =>
             Effect.zipRight(
-              StoreRows.withoutTransaction(StoreRows.insertRows(backup, table, rows)),
-              progress.advance(rows.length),
+              StoreRows.withoutTransaction(StoreRows.insertBatch(backup, table, batch)),
+              progress.advance(batch.rows),
             ),
           )
         }
@@ -182,11 +185,14 @@ export const takeBackup = (
       () =>
         Effect.scoped(
           Effect.gen(function* () {
-            const store = yield* openExistingStore(choice)
             const taken = yield* (
               choice.kind === "sqlite"
-                ? fromSqlite(store, description, temporary, progress)
-                : fromPostgres(store, description, temporary, progress)
+                ? Effect.flatMap(openExistingStore(choice), (store) =>
+                    fromSqlite(store, choice.filename, description, temporary, progress),
+                  )
+                : Effect.flatMap(openExistingStore(choice), (store) =>
+                    fromPostgres(store, description, temporary, progress),
+                  )
             ).pipe(
               Effect.catchTag("SqlError", (error): Effect.Effect<never, StorageCommandFailure> =>
                 Effect.fail(failedBecause(`the backup of ${description} failed`)(error)),

@@ -7,13 +7,13 @@ import { apiKeyStoreLayer } from "../storage/api-key-store-selection.js"
 import { explainStorageFailure } from "../storage/explain-storage-failure.js"
 import type { StorageChoice } from "../storage/storage-selection.js"
 import { Cause, Console, Effect, Either, Layer } from "effect"
-import { readSetting } from "../settings/read-config.js"
-import { settings } from "../settings/settings.js"
+import { readSetting } from "../settings/read-setting.js"
+import { storageSettings } from "../settings/storage.js"
 import { visible } from "@petstore/core"
 import { keysCommand, KeysCommandFailure } from "./keys-command.js"
 import { echoingVisibly, exitFailed } from "./visible-console.js"
 
-const storage = readSetting(settings.storage, process.env)
+const storage = readSetting(storageSettings.storage, process.env)
 
 const explained = (choice: StorageChoice) => (error: StorageUnavailable) =>
   new KeysCommandFailure({ message: explainStorageFailure(choice, Cause.fail(error)) })

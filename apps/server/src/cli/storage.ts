@@ -5,12 +5,14 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Either, Exit, Layer } from "effect"
 import { visible } from "@petstore/core"
 import { StorageCommandFailure } from "../backup/StorageCommandFailure.js"
-import { readSetting } from "../settings/read-config.js"
-import { settings } from "../settings/settings.js"
+import { readSetting } from "../settings/read-setting.js"
+import { storageSettings } from "../settings/storage.js"
 import { storageCommand, StorageTarget } from "./storage-command.js"
 import { echoingVisibly, exitFailed } from "./visible-console.js"
 
-const storage = readSetting(settings.storage, process.env)
+// The storage setting alone: the whole table would load the HTTP stack, most of this command's
+// start-up, for nothing.
+const storage = readSetting(storageSettings.storage, process.env)
 
 /** The store of `PETSTORE_STORAGE`, read as the server reads it; `memory` is refused. */
 const target = Layer.effect(

@@ -146,6 +146,9 @@ const migrations = Migrator.fromRecord({
 /** The id of the newest migration: the schema version this code makes and reads. */
 export const schemaVersion = 4
 
+/** The longest a migration waits on PostgreSQL, for the lock or for any of its statements. */
+const migrationWaitSeconds = 60
+
 const runMigrations = Migrator.make({})({ loader: migrations, table: migrationsTable })
 
 /**
@@ -160,6 +163,11 @@ export const migrate = Effect.gen(function* () {
     pg: () =>
       sql.withTransaction(
         Effect.gen(function* () {
+          // A store's own lock and statement timeouts (2 s and 5 s by default) bound what a
+          // request waits for; a process starting while another migrates, or while a restore
+          // holds the tables, may wait longer before it gives up.
+          yield* sql`SET LOCAL lock_timeout = ${sql.literal(`'${migrationWaitSeconds}s'`)}`
+          yield* sql`SET LOCAL statement_timeout = ${sql.literal(`'${migrationWaitSeconds}s'`)}`
           yield* sql`SELECT pg_advisory_xact_lock(hashtext(${migrationsTable}))`
           yield* sql`
             CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (

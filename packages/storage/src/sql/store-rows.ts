@@ -5,8 +5,9 @@ import { inTransaction } from "./store-transaction.js"
 
 /**
  * The store's rows, table by table, as backups and restores copy them: every column, in the
- * order of the primary key, in batches, on either engine. A value is copied as the driver gives
- * it (int64 as a bigint from SQLite, as decimal text from PostgreSQL), never through a number.
+ * order of the primary key, in batches, on either engine, each batch as text the databases
+ * write and read themselves (see `BatchFormat`): the copy costs this process a few strings per
+ * batch, not work per row.
  */
 
 export type StoreTableName = "pets" | "idempotency_keys" | "api_keys"
@@ -60,9 +61,6 @@ export const storeTables: ReadonlyArray<StoreTable> = [
     key: ["id"],
   },
 ]
-
-/** One row: the table's columns' values, in its `columns` order. */
-export type Row = ReadonlyArray<unknown>
 
 export type StoreCounts = Readonly<Record<StoreTableName, number>>
 
@@ -121,6 +119,26 @@ export const inSnapshot = <A, E, R>(
   )
 
 /**
+ * How a batch of rows travels: as text one database writes and the other reads itself, so that
+ * no row passes through a JavaScript object and no value is converted on the way (64-bit
+ * integers stay exact). For SQLite one JSON array of rows, each an array of the table's columns'
+ * values in `columns` order (`json_each` reads it); for PostgreSQL one array literal per column,
+ * what `unnest` takes (of what an `INSERT` can read, the cheapest to parse after `COPY`).
+ */
+export type BatchFormat = "json rows" | "postgres arrays"
+
+/** The format the store `sql` reads batches in. */
+export const batchFormatFor = (sql: SqlClient.SqlClient): BatchFormat =>
+  sql.onDialectOrElse({ pg: () => "postgres arrays", orElse: () => "json rows" })
+
+/** A batch of one table's rows: one text in `json rows`, one per column in `postgres arrays`. */
+export interface RowBatch {
+  readonly format: BatchFormat
+  readonly texts: ReadonlyArray<string>
+  readonly rows: number
+}
+
+/**
  * The batch `onBatch` was given last, still being handled: the next batch is read meanwhile (a
  * restore reads the backup file while the store inserts the batch before), then it is waited for
  * before the next `onBatch` starts.
@@ -130,17 +148,103 @@ type InFlight<E> = Fiber.Fiber<void, E> | undefined
 const settled = <E>(inFlight: InFlight<E>): Effect.Effect<void, E> =>
   inFlight === undefined ? Effect.void : Fiber.join(inFlight)
 
+/** SQLite: a column's values as a PostgreSQL array literal (`{1,NULL}`, `{"a\"b",NULL}`). */
+const sqliteArrayLiteral = (column: Column) => {
+  const element =
+    column.type === "bigint"
+      ? `coalesce(CAST(${column.name} AS TEXT), 'NULL')`
+      : `CASE WHEN ${column.name} IS NULL THEN 'NULL'
+         ELSE '"' || replace(replace(${column.name}, '\\', '\\\\'), '"', '\\"') || '"' END`
+  return `'{' || group_concat(${element}, ',') || '}'`
+}
+
 /**
- * Reads every row of `table` in key order, `batchSize` at a time, handing each batch to
- * `onBatch`, one at a time and in order, while the next batch is read: never more than two
- * batches in memory. On PostgreSQL through a cursor, which must run inside a transaction
- * (`inSnapshot`); on SQLite by pages of the primary key.
+ * The aggregates that make a page's batch in `format`, one per text. They run in one aggregate
+ * query, one pass over the page, so every text lists the rows in the same order (which order
+ * does not matter to an insert, and leaving it to the scan spares a sort per text).
  */
-export const readRows = <E, R>(
+const batchAggregates = (
+  sql: SqlClient.SqlClient,
+  table: StoreTable,
+  format: BatchFormat,
+): ReadonlyArray<string> => {
+  const columns = columnList(table)
+  return sql.onDialectOrElse({
+    pg: () =>
+      format === "json rows"
+        ? [`json_agg(json_build_array(${columns}))::text`]
+        : table.columns.map((column) => `array_agg(${column.name})::text`),
+    orElse: () =>
+      format === "json rows"
+        ? [`json_group_array(json_array(${columns}))`]
+        : table.columns.map(sqliteArrayLiteral),
+  })
+}
+
+/**
+ * One page of `table` after the key `after` (from the start when `undefined`): the page as a
+ * `RowBatch` in `format`, and its last row's key. One statement: the page is read once,
+ * aggregated by the database, and its last key picked from it.
+ */
+const pageStatement = (
+  sql: SqlClient.SqlClient,
+  table: StoreTable,
+  format: BatchFormat,
+  after: ReadonlyArray<unknown> | undefined,
+  batchSize: number,
+) => {
+  const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+  let placeholders = 0
+  const next = () => (pg ? `$${++placeholders}` : "?")
+  const order = table.key.join(", ")
+  const where = after === undefined ? "" : `WHERE (${order}) > (${table.key.map(next).join(", ")})`
+  const limit = next()
+  const aggregates = batchAggregates(sql, table, format)
+  const texts = aggregates.map((aggregate, index) => `${aggregate} AS text_${index}`).join(", ")
+  const descending = table.key.map((key) => `${key} DESC`).join(", ")
+  const lastKey = table.key
+    .map(
+      (key, index) => `(SELECT ${key} FROM page ORDER BY ${descending} LIMIT 1) AS last_${index}`,
+    )
+    .join(", ")
+  return sql
+    .unsafe<Record<string, unknown>>(
+      `WITH page AS MATERIALIZED (
+         SELECT ${columnList(table)} FROM ${table.name} ${where} ORDER BY ${order} LIMIT ${limit}
+       )
+       SELECT ${texts}, count(*) AS row_count, ${lastKey} FROM page`,
+      [...(after ?? []), batchSize],
+    )
+    .pipe(
+      safeIntegers,
+      Effect.map((result) => {
+        const row = result[0]
+        const texts = aggregates.map((_, index) => row?.[`text_${index}`])
+        return {
+          batch: {
+            format,
+            texts: texts.map((text) => (typeof text === "string" ? text : "")),
+            // An empty page aggregates to NULL.
+            rows: texts.every((text) => typeof text === "string") ? countOf(row?.["row_count"]) : 0,
+          },
+          last: table.key.map((_, index) => row?.[`last_${index}`]),
+        }
+      }),
+    )
+}
+
+/**
+ * Reads every row of `table` in key order, `batchSize` at a time (pages of the primary key), in
+ * `format`, handing each batch to `onBatch`, one at a time and in order, while the next batch is
+ * read: never more than two batches in memory. Inside `inSnapshot`, every page is of the same
+ * snapshot.
+ */
+export const readBatches = <E, R>(
   sql: SqlClient.SqlClient,
   table: StoreTable,
   batchSize: number,
-  onBatch: (rows: ReadonlyArray<Row>) => Effect.Effect<void, E, R>,
+  format: BatchFormat,
+  onBatch: (batch: RowBatch) => Effect.Effect<void, E, R>,
   options: {
     /**
      * Runs the reads outside the transaction the caller is in (another client's), while
@@ -151,144 +255,59 @@ export const readRows = <E, R>(
 ): Effect.Effect<void, E | SqlError, R> => {
   const read = <A>(statement: Effect.Effect<A, SqlError>) =>
     options.outsideTransaction === true ? withoutTransaction(statement) : statement
-  const columns = columnList(table)
-  const order = table.key.join(", ")
-  /** Hands `rows` over once the batch before has been handled; then `next`, reading meanwhile. */
-  const handOver = (
-    rows: ReadonlyArray<Row>,
+  const page = (
+    after: ReadonlyArray<unknown> | undefined,
     inFlight: InFlight<E>,
-    next: (handling: Fiber.Fiber<void, E>) => Effect.Effect<void, E | SqlError, R>,
   ): Effect.Effect<void, E | SqlError, R> =>
-    Effect.zipRight(
-      settled(inFlight),
-      // The yield lets the batch's handling run to its first wait (a statement sent to the
-      // store) before the next read, which on SQLite holds the thread until it is done.
-      Effect.flatMap(Effect.fork(onBatch(rows)), (handling) =>
-        Effect.zipRight(Effect.yieldNow(), next(handling)),
-      ),
-    )
-  return sql.onDialectOrElse({
-    pg: () => {
-      const cursor = `petstore_copy_${table.name}`
-      const fetch = (inFlight: InFlight<E>): Effect.Effect<void, E | SqlError, R> =>
-        Effect.flatMap(
-          read(sql.unsafe(`FETCH FORWARD ${batchSize} FROM ${cursor}`).values),
-          (rows) => (rows.length === 0 ? settled(inFlight) : handOver(rows, inFlight, fetch)),
-        )
+    Effect.flatMap(read(pageStatement(sql, table, format, after, batchSize)), ({ batch, last }) => {
+      if (batch.rows === 0) return settled(inFlight)
       return Effect.zipRight(
-        read(
-          sql.unsafe(
-            `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${columns} FROM ${table.name} ORDER BY ${order}`,
+        settled(inFlight),
+        // The yield lets the batch's handling run to its first wait (a statement sent to the
+        // store) before the next read, which on SQLite holds the thread until it is done.
+        Effect.flatMap(Effect.fork(onBatch(batch)), (handling) =>
+          Effect.zipRight(
+            Effect.yieldNow(),
+            batch.rows < batchSize ? settled(handling) : page(last, handling),
           ),
         ),
-        Effect.zipRight(fetch(undefined), read(sql.unsafe(`CLOSE ${cursor}`))),
       )
-    },
-    orElse: () => {
-      const keyIndexes = table.key.map((key) =>
-        table.columns.findIndex((column) => column.name === key),
-      )
-      const page = (
-        after: Row | undefined,
-        inFlight: InFlight<E>,
-      ): Effect.Effect<void, E | SqlError, R> =>
-        Effect.flatMap(
-          read(
-            after === undefined
-              ? sql.unsafe(`SELECT ${columns} FROM ${table.name} ORDER BY ${order} LIMIT ?`, [
-                  batchSize,
-                ]).values
-              : sql.unsafe(
-                  `SELECT ${columns} FROM ${table.name} WHERE (${order}) > (${table.key.map(() => "?").join(", ")})
-                   ORDER BY ${order} LIMIT ?`,
-                  [...after, batchSize],
-                ).values,
-          ).pipe(safeIntegers),
-          (rows) => {
-            const last = rows.at(-1)
-            if (last === undefined) return settled(inFlight)
-            return handOver(rows, inFlight, (handling) =>
-              rows.length < batchSize
-                ? settled(handling)
-                : page(
-                    keyIndexes.map((index) => last[index]),
-                    handling,
-                  ),
-            )
-          },
-        )
-      return page(undefined, undefined)
-    },
-  })
+    })
+  return page(undefined, undefined)
 }
 
-const integerText = /^-?\d+$/
-
-/** A bigint column's value as SQLite binds it exactly: a bigint. */
-const toSqliteInteger = (value: unknown): unknown =>
-  typeof value === "string" && integerText.test(value)
-    ? BigInt(value)
-    : typeof value === "number" && Number.isSafeInteger(value)
-      ? BigInt(value)
-      : value
-
-/** A bigint column's value as PostgreSQL takes it exactly: decimal text. */
-const toPostgresInteger = (value: unknown): unknown =>
-  typeof value === "bigint" || typeof value === "number" ? value.toString() : value
-
-/** The most rows one SQLite `INSERT` takes: its parameters stay far below SQLite's 32,766. */
-const sqliteRowsPerStatement = 1000
-
 /**
- * Inserts `rows` into `table`, ids and all: on SQLite multi-row `INSERT`s of up to 1,000 rows;
- * on PostgreSQL one `INSERT … SELECT FROM unnest(…)`, an array per column, whatever the number
- * of rows. Never a statement per row.
+ * Inserts a batch into `table`, ids and all, in one statement whatever its size: PostgreSQL
+ * `unnest`s its arrays, SQLite reads its JSON with `json_each` (`->>` gives a 64-bit integer
+ * exactly). The batch must be in `batchFormatFor(sql)`.
  */
-export const insertRows = (
+export const insertBatch = (
   sql: SqlClient.SqlClient,
   table: StoreTable,
-  rows: ReadonlyArray<Row>,
+  batch: RowBatch,
 ): Effect.Effect<void, SqlError> => {
-  if (rows.length === 0) return Effect.void
+  if (batch.rows === 0) return Effect.void
+  if (batch.format !== batchFormatFor(sql)) {
+    return Effect.dieMessage(`a batch in ${batch.format} cannot be inserted into this store`)
+  }
   const columns = columnList(table)
-  return sql.onDialectOrElse({
-    pg: () => {
-      const arrays = table.columns.map((column, index) =>
-        rows.map((row) =>
-          column.type === "bigint" ? toPostgresInteger(row[index]) : (row[index] ?? null),
-        ),
-      )
-      const unnest = table.columns
-        .map((column, index) => `$${index + 1}::${column.type}[]`)
-        .join(", ")
-      return Effect.asVoid(
+  return Effect.asVoid(
+    sql.onDialectOrElse({
+      pg: () =>
         sql.unsafe(
           `INSERT INTO ${table.name} (${columns}) OVERRIDING SYSTEM VALUE
-           SELECT * FROM unnest(${unnest})`,
-          arrays,
+           SELECT * FROM unnest(${table.columns.map((column, index) => `$${index + 1}::${column.type}[]`).join(", ")})`,
+          batch.texts,
         ),
-      )
-    },
-    orElse: () => {
-      const placeholders = `(${table.columns.map(() => "?").join(", ")})`
-      const statements: Array<Effect.Effect<unknown, SqlError>> = []
-      for (let start = 0; start < rows.length; start += sqliteRowsPerStatement) {
-        const chunk = rows.slice(start, start + sqliteRowsPerStatement)
-        const params = chunk.flatMap((row) =>
-          table.columns.map((column, index) =>
-            column.type === "bigint" ? toSqliteInteger(row[index]) : (row[index] ?? null),
-          ),
-        )
-        statements.push(
-          sql.unsafe(
-            `INSERT INTO ${table.name} (${columns}) VALUES ${chunk.map(() => placeholders).join(", ")}`,
-            params,
-          ),
-        )
-      }
-      return Effect.asVoid(Effect.all(statements, { discard: true }))
-    },
-  })
+      orElse: () =>
+        sql.unsafe(
+          `INSERT INTO ${table.name} (${columns})
+           SELECT ${table.columns.map((_, index) => `row.value ->> ${index}`).join(", ")}
+           FROM json_each(?) AS row`,
+          batch.texts,
+        ),
+    }),
+  )
 }
 
 /** Deletes every row of the store's data, in an order its references allow. */
