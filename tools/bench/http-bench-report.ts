@@ -5,7 +5,7 @@
  * http-bench-render.ts can write them again from the JSON without running anything.
  */
 import { Either, Option, Schema } from "effect"
-import { table } from "./statistics.js"
+import { format, median, show, spread, table } from "./statistics.js"
 
 /** One measured run of one scenario on one target. */
 export const Run = Schema.Struct({
@@ -123,36 +123,6 @@ export const decodeReport = (json: string): Either.Either<Report, string> =>
     Schema.decodeUnknownEither(Schema.parseJson(Report))(json),
     (error) => error.message,
   )
-
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >>> 1
-  if (sorted.length === 0) return Number.NaN
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? Number.NaN)
-    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
-}
-
-interface Spread {
-  readonly median: number
-  readonly min: number
-  readonly max: number
-}
-
-const spread = (values: ReadonlyArray<number>): Spread => ({
-  median: median(values),
-  min: Math.min(...values),
-  max: Math.max(...values),
-})
-
-const format = (value: number, digits: number) =>
-  value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-
-/** "12,345 (12,001–12,890)", or just the median when there was one round. */
-const show = (values: Spread, digits: number, unit = "") =>
-  values.min === values.max
-    ? `${format(values.median, digits)}${unit}`
-    : `${format(values.median, digits)}${unit} (${format(values.min, digits)}–${format(values.max, digits)})`
 
 const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`
 const times = (value: number) => `${format(value, 2)}×`

@@ -60,31 +60,25 @@ import {
 } from "./http-bench-environment.js"
 import { startOtlpSink } from "./otlp-sink.js"
 import { durableCreateLayers, loneCreatesRound, type LoneCreatesRound } from "./lone-creates.js"
+import { numberSetting, quick } from "./bench-settings.js"
 
-const quick = process.env["BENCH_QUICK"] === "1"
-const setting = (name: string, fallback: number): number => {
-  const text = process.env[name]
-  const value = text === undefined || text === "" ? fallback : Number(text)
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number; got ${text}`)
-  return value
-}
 const settings = {
-  rounds: setting("BENCH_ROUNDS", quick ? 1 : 3),
-  seconds: setting("BENCH_SECONDS", quick ? 2 : 4),
-  warmup: setting("BENCH_WARMUP", quick ? 1 : 2),
-  connections: setting("BENCH_CONNECTIONS", 32),
-  rssSeconds: setting("BENCH_RSS_SECONDS", quick ? 10 : 60),
+  rounds: numberSetting("BENCH_ROUNDS", quick ? 1 : 3),
+  seconds: numberSetting("BENCH_SECONDS", quick ? 2 : 4),
+  warmup: numberSetting("BENCH_WARMUP", quick ? 1 : 2),
+  connections: numberSetting("BENCH_CONNECTIONS", 32),
+  rssSeconds: numberSetting("BENCH_RSS_SECONDS", quick ? 10 : 60),
   /** The longest the RSS run's warm-up waits for the server's first two full collections. */
-  rssWarmupLimit: setting("BENCH_RSS_WARMUP_LIMIT", quick ? 10 : 240),
-  memoryPets: setting("BENCH_MEMORY_PETS", quick ? 10_000 : 50_000),
-  listScale: setting("BENCH_LIST_SCALE", quick ? 0 : 1) === 1,
+  rssWarmupLimit: numberSetting("BENCH_RSS_WARMUP_LIMIT", quick ? 10 : 240),
+  memoryPets: numberSetting("BENCH_MEMORY_PETS", quick ? 10_000 : 50_000),
+  listScale: numberSetting("BENCH_LIST_SCALE", quick ? 0 : 1) === 1,
   /** Creates per round at one connection (and as many warm-up first). */
-  loneCreates: setting("BENCH_LONE_CREATES", quick ? 1000 : 3000),
+  loneCreates: numberSetting("BENCH_LONE_CREATES", quick ? 1000 : 3000),
   seedPets: 1000,
 }
 const serverCore = 0
 const loadCore = 1
-const deadlineMinutes = setting("BENCH_DEADLINE_MINUTES", quick ? 8 : 30)
+const deadlineMinutes = numberSetting("BENCH_DEADLINE_MINUTES", quick ? 8 : 30)
 
 const benchDir = fileURLToPath(new URL(".", import.meta.url))
 const apiKey = "bench-key-0123456789"

@@ -32,6 +32,8 @@ export const LoadCounts = Schema.Struct({
   duration: Schema.Number,
   latencyP50: Schema.Number,
   latencyP99: Schema.Number,
+  /** Responses by status code. */
+  statusCodes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Number })),
 })
 export type LoadCounts = typeof LoadCounts.Type
 

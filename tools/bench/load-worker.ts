@@ -38,6 +38,9 @@ const run = async (
     duration: result.duration,
     latencyP50: result.latency.p50,
     latencyP99: result.latency.p99,
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]),
+    ),
   }
 }
 

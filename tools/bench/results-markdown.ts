@@ -4,7 +4,7 @@
  * them is ever replaced. The hand-written text around a block reads its figures (what a target's
  * status means, what would close it), so a block is never moved or dropped by the generator: a
  * missing marker, or a missing section the targets link to, is refused before anything is
- * measured or written.
+ * measured or written. Other scripts write blocks of their own the same way (`writeOwnBlock`).
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import path from "node:path"
@@ -87,5 +87,41 @@ export const formatted = async (file: string, text: string) =>
 export const writeBlocks = async (blocks: Blocks): Promise<void> => {
   checkResultsMarkdown()
   const updated = withBlocks(readFileSync(resultsMarkdown, "utf8"), blocks)
+  writeFileSync(resultsMarkdown, await formatted(resultsMarkdown, updated))
+}
+
+/**
+ * What is wrong with `text`'s markers of a block another script writes (`<!-- <name> -->` …
+ * `<!-- /<name> -->`, each once and in that order), or `undefined`.
+ */
+const ownMarkerProblem = (text: string, name: string): string | undefined => {
+  const from = text.indexOf(`<!-- ${name} -->`)
+  const to = text.indexOf(`<!-- /${name} -->`)
+  if (from === -1 || to === -1) return `<!-- ${name} --> … <!-- /${name} --> missing`
+  if (to < from) return `<!-- /${name} --> comes before <!-- ${name} -->`
+  if (text.indexOf(`<!-- ${name} -->`, from + 1) !== -1) return `<!-- ${name} --> appears twice`
+  return undefined
+}
+
+/** Refuses, in one paragraph, a RESULTS.md without the markers of the block `name`. */
+export const checkOwnBlock = (name: string): void => {
+  const problem = ownMarkerProblem(readFileSync(resultsMarkdown, "utf8"), name)
+  if (problem !== undefined)
+    throw new Error(
+      `${path.relative(process.cwd(), resultsMarkdown)} cannot take the generated figures: ${problem}. Restore them (see git history of the file) before running.`,
+    )
+}
+
+/**
+ * Writes `content` between the markers of the block `name` (checked first), formatted: the
+ * block of a script other than http-bench.ts (`backup-restore:results`, …), whose hand-written
+ * reading around it is left as it is.
+ */
+export const writeOwnBlock = async (name: string, content: string): Promise<void> => {
+  checkOwnBlock(name)
+  const text = readFileSync(resultsMarkdown, "utf8")
+  const from = text.indexOf(`<!-- ${name} -->`) + `<!-- ${name} -->`.length
+  const to = text.indexOf(`<!-- /${name} -->`)
+  const updated = `${text.slice(0, from)}\n\n${content.trim()}\n\n${text.slice(to)}`
   writeFileSync(resultsMarkdown, await formatted(resultsMarkdown, updated))
 }

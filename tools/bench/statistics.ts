@@ -5,6 +5,37 @@ export const percentile = (samples: ReadonlyArray<number>, p: number): number =>
   return sorted[rank - 1] ?? Number.NaN
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >>> 1
+  if (sorted.length === 0) return Number.NaN
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
+}
+
+export interface Spread {
+  readonly median: number
+  readonly min: number
+  readonly max: number
+}
+
+export const spread = (values: ReadonlyArray<number>): Spread => ({
+  median: median(values),
+  min: Math.min(...values),
+  max: Math.max(...values),
+})
+
+export const format = (value: number, digits: number) =>
+  value.toLocaleString("en", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/** "12,345 (12,001–12,890)", or just the median when there was one round. */
+export const show = (values: Spread, digits: number, unit = "") =>
+  values.min === values.max
+    ? `${format(values.median, digits)}${unit}`
+    : `${format(values.median, digits)}${unit} (${format(values.min, digits)}–${format(values.max, digits)})`
+
 export const milliseconds = (value: number) => `${value.toFixed(2)} ms`
 
 /** A Markdown table: one header row, then the rows. */

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -14,6 +15,8 @@ import { Effect, Redacted, type Layer, type Scope } from "effect"
 /** A store made for one benchmark run, removed by `dispose`. */
 export interface BenchStore {
   readonly engine: "SQLite" | "PostgreSQL"
+  /** The store as `PETSTORE_STORAGE` names it, for a server or the storage CLI. */
+  readonly storage: string
   readonly layer: (
     groupCommit?: Partial<GroupCommitOptions>,
   ) => Layer.Layer<PetRepository, StorageUnavailable>
@@ -34,37 +37,67 @@ const withClient =
       ).pipe(Effect.orDie),
     )
 
-export const sqliteStore = (): BenchStore => {
+export const sqliteStore = (): BenchStore & { readonly filename: string } => {
   const directory = mkdtempSync(path.join(tmpdir(), "petstore-bench-"))
   const filename = path.join(directory, "bench.db")
   return {
     engine: "SQLite",
+    storage: `file:${filename}`,
+    filename,
     layer: (groupCommit = {}) => SqlitePetRepository.layer({ filename, groupCommit }),
     run: withClient(SqliteClient.make({ filename })),
     dispose: async () => rmSync(directory, { recursive: true, force: true }),
   }
 }
 
-const adminUrl =
+export const adminUrl =
   process.env["PETSTORE_BENCH_POSTGRES_URL"] || "postgres://postgres@127.0.0.1:5432/postgres"
 const runAdmin = (statement: string) =>
   withClient(PgClient.make({ url: Redacted.make(adminUrl) }))((sql) => sql.unsafe(statement))
 
 let databases = 0
 
-export const postgresStore = async (): Promise<BenchStore> => {
+/**
+ * A new database of its own name (this process's id and a counter), empty or, with `template`,
+ * a copy of that database (which no connection may be using).
+ */
+export const postgresStore = async (
+  options: { readonly template?: string } = {},
+): Promise<BenchStore & { readonly database: string }> => {
   const name = `petstore_bench_${process.pid}_${++databases}`
-  await runAdmin(`CREATE DATABASE "${name}"`)
+  await runAdmin(
+    `CREATE DATABASE "${name}"${options.template === undefined ? "" : ` TEMPLATE "${options.template}"`}`,
+  )
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return {
     engine: "PostgreSQL",
+    storage: url.toString(),
+    database: name,
     layer: (groupCommit = {}) => PostgresPetRepository.layer({ url: url.toString(), groupCommit }),
     run: withClient(PgClient.make({ url: Redacted.make(url.toString()) })),
     dispose: async () => {
       await runAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
     },
   }
+}
+
+/**
+ * Drops every database `postgresStore` made in this process and nothing has dropped, through
+ * `psql`, synchronously: for an exit handler, when a run stops before its `dispose` calls.
+ */
+export const dropDatabasesSync = (): void => {
+  if (databases === 0) return
+  const psql = (command: string) =>
+    execFileSync("psql", ["-X", "-A", "-t", "-q", "-d", adminUrl, "-c", command], {
+      encoding: "utf8",
+      timeout: 30_000,
+    })
+  const names = psql(
+    `SELECT datname FROM pg_database WHERE starts_with(datname, 'petstore_bench_${process.pid}_')`,
+  )
+  for (const name of names.split("\n").filter((line) => line !== ""))
+    psql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
 }
 
 /** Creates the schema, by opening the repository once. */
