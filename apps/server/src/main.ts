@@ -24,10 +24,6 @@ import { shutdown } from "./server/shutdown.js"
 import { startTracing } from "./tracing/start-tracing.js"
 import { describeTracingChoice } from "./tracing/tracing-choice.js"
 
-/** How long shutdown waits for in-flight requests before cutting their connections. */
-const shutdownGraceMs = 10_000
-/** How long closing the storage may take after that, before the process exits anyway. */
-const disposeDeadlineMs = 5_000
 /** A `PETSTORE_API_KEYS` key shorter than this is warned about: it may be guessed. */
 const guessableKeyLength = 32
 /** How long start-up waits for `PETSTORE_REDIS_URL` to connect before serving without it. */
@@ -132,8 +128,11 @@ const main = async () => {
   // The first requests find the limits shared; a Redis that is not there yet is not waited for.
   await sharedLimits?.connected(redisConnectWaitMs)
 
+  // Aborted on SIGTERM or SIGINT: `/readyz` answers 503 while the server still serves (see shutdown).
+  const notReady = new AbortController()
   const app = createApp({
     runtime,
+    stopping: notReady.signal,
     apiKeys,
     storedKeys,
     basePath: config.basePath,
@@ -156,13 +155,17 @@ const main = async () => {
   })
   const server = createServer(app, {
     limits: {
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs,
       maxConnections: config.maxConnections,
       maxConnectionsPerAddress: Option.getOrUndefined(config.maxConnectionsPerAddress),
     },
     logger,
     // A named proxy's connections are its clients': they are not one address's.
     isTrustedProxy: isNamedProxy(config.trustedProxies),
-    ...(metrics === undefined ? {} : { recordRefusal: metrics.recordEdgeRefusal }),
+    overload: Option.getOrElse(config.overload, () => false as const),
+    ...(metrics === undefined
+      ? {}
+      : { recordRefusal: metrics.recordEdgeRefusal, watchOverload: metrics.watchOverload }),
   })
   const port = await listen(server, config.port, config.host).catch((error: unknown) =>
     fail(
@@ -194,14 +197,22 @@ const main = async () => {
       process.exit(1)
     }
     stopping = true
-    lifecycle.info({ signal }, "shutting down")
+    // A terminal's Ctrl-C: nobody balances it, so nobody needs the time to notice.
+    const interactive = signal === "SIGINT"
+    const steps = {
+      drainMs: interactive ? 0 : config.shutdown.drainMs,
+      idleMs: interactive ? 0 : config.shutdown.idleMs,
+      graceMs: config.shutdown.requestsMs,
+      disposeMs: config.shutdown.storageMs,
+    }
+    lifecycle.info({ signal, ...steps }, "shutting down")
     void shutdown({
       server,
       metricsServer: metricsServer?.server,
       runtime,
       logger,
-      graceMs: shutdownGraceMs,
-      disposeMs: disposeDeadlineMs,
+      notReady,
+      ...steps,
       tracing,
     }).then(async (code) => {
       void sharedLimits?.close()

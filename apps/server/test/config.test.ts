@@ -290,4 +290,22 @@ describe("readConfig: abuse limits, CORS and connections", () => {
       assert.match(problemsOf({ PETSTORE_MAX_CONNECTIONS: text }), /PETSTORE_MAX_CONNECTIONS/, text)
     }
   })
+
+  it("leaves admission control off by default, turns it on with PETSTORE_OVERLOAD_TARGET, and refuses an interval shorter than the target", () => {
+    assert.deepEqual(configOf({}).overload, Option.none())
+    assert.deepEqual(
+      configOf({ PETSTORE_OVERLOAD_TARGET: "50ms" }).overload,
+      Option.some({ targetMs: 50, intervalMs: 200 }),
+    )
+    assert.deepEqual(
+      configOf({ PETSTORE_OVERLOAD_TARGET: "20ms", PETSTORE_OVERLOAD_INTERVAL: "1s" }).overload,
+      Option.some({ targetMs: 20, intervalMs: 1_000 }),
+    )
+    assert.deepEqual(configOf({ PETSTORE_OVERLOAD_TARGET: "off" }).overload, Option.none())
+    assert.match(
+      problemsOf({ PETSTORE_OVERLOAD_TARGET: "300ms" }),
+      /PETSTORE_OVERLOAD_INTERVAL must be at least PETSTORE_OVERLOAD_TARGET/,
+    )
+    assert.match(problemsOf({ PETSTORE_OVERLOAD_TARGET: "fast" }), /PETSTORE_OVERLOAD_TARGET/)
+  })
 })

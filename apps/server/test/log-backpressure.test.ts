@@ -29,8 +29,13 @@ const tsxLoader = import.meta.resolve("tsx")
 // Long enough not to be warned about at start-up: that warning is a stderr line of its own.
 const key = "log-backpressure-test-key-long-enough-1234"
 const withKey = { headers: { Authorization: `Bearer ${key}` } }
-// Thousands of requests in a few seconds: the rate limit is not what is tested here.
-const serverEnv = { PETSTORE_RATE_LIMIT: "off" }
+const serverEnv = {
+  // Thousands of requests in a few seconds: the rate limit is not what is tested here.
+  PETSTORE_RATE_LIMIT: "off",
+  // No load balancer to wait for: the deadlines of the exit below are the log flush's.
+  PETSTORE_SHUTDOWN_DRAIN: "0s",
+  PETSTORE_SHUTDOWN_IDLE: "0s",
+}
 
 const directory = mkdtempSync(path.join(tmpdir(), "petstore-log-backpressure-"))
 after(() => rmSync(directory, { recursive: true, force: true }))

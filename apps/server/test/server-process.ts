@@ -27,7 +27,10 @@ export interface ServerProcessOptions {
   readonly unprivileged?: boolean
   /** `PETSTORE_API_KEYS`; `[processApiKey]` unless given, unset when empty. */
   readonly apiKeys?: ReadonlyArray<string>
-  /** More variables, overriding those above and the defaults (`HOST`, `PORT`, `PETSTORE_BASE_PATH`). */
+  /**
+   * More variables, overriding those above and the defaults (`HOST`, `PORT`, `PETSTORE_BASE_PATH`,
+   * and no shutdown drain: `PETSTORE_SHUTDOWN_DRAIN` and `PETSTORE_SHUTDOWN_IDLE` at `0s`).
+   */
   readonly env?: Readonly<Record<string, string>>
 }
 
@@ -72,6 +75,10 @@ export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
       HOST: "127.0.0.1",
       PORT: "0",
       PETSTORE_BASE_PATH: "/v1",
+      // No load balancer in front: a SIGTERM stops accepting at once and closes idle connections
+      // (test/redeploy tests the drain).
+      PETSTORE_SHUTDOWN_DRAIN: "0s",
+      PETSTORE_SHUTDOWN_IDLE: "0s",
       ...(apiKeys.length === 0 ? {} : { PETSTORE_API_KEYS: apiKeys.join(",") }),
       ...(options.storage === undefined ? {} : { PETSTORE_STORAGE: options.storage }),
       ...options.env,
@@ -110,10 +117,11 @@ const listeningUrl = (stdout: string): [string, string] | undefined => {
 export const startServerProcess = async (options: ServerProcessOptions): Promise<RunningServer> => {
   const server = spawnServer(options)
   const [origin, basePath] = await new Promise<[string, string]>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`not listening after 20 s:\n${server.stderr()}`)),
-      20_000,
-    )
+    const timer = setTimeout(() => {
+      // Not left running: nothing else would stop it, and it would keep the test process alive.
+      server.child.kill("SIGKILL")
+      reject(new Error(`not listening after 20 s:\n${server.stderr()}`))
+    }, 20_000)
     server.child.stdout.on("data", () => {
       const listening = listeningUrl(server.stdout())
       if (listening === undefined) return

@@ -35,6 +35,32 @@ describe("shutdown", () => {
     assert.deepEqual(errors, [])
   })
 
+  it("says not ready at once, keeps accepting through the drain, then stops and answers 0", async () => {
+    const runtime = runtimeClosingWith(Effect.void)
+    await runtime.runtime()
+    const server = await startedServer()
+    const notReady = new AbortController()
+    const { logger, errors } = recordingLogger()
+    const started = performance.now()
+    const stopped = shutdown({
+      server,
+      runtime,
+      logger,
+      notReady,
+      drainMs: 300,
+      idleMs: 100,
+      graceMs: 1_000,
+      disposeMs: 1_000,
+    })
+    assert.equal(notReady.signal.aborted, true)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(server.listening, true, "stopped accepting during the drain")
+    assert.equal(await stopped, 0)
+    assert.equal(server.listening, false)
+    assert.ok(performance.now() - started >= 300, `took ${performance.now() - started} ms`)
+    assert.deepEqual(errors, [])
+  })
+
   it(
     "gives up on storage that does not close within its deadline, answers 1 and says so",
     {

@@ -291,7 +291,7 @@ export interface operations {
           }
         }
       }
-      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -303,7 +303,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "storage_unavailable"
+            code?: "storage_unavailable" | "overloaded"
             /** @constant */
             status?: 503
           }
@@ -542,7 +542,7 @@ export interface operations {
           }
         }
       }
-      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -554,7 +554,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "storage_unavailable"
+            code?: "storage_unavailable" | "overloaded"
             /** @constant */
             status?: 503
           }
@@ -770,17 +770,17 @@ export interface operations {
           }
         }
       }
-      /** @description Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
           "Retry-After": components["headers"]["RetryAfter"]
           /** @description When this operation was deprecated (RFC 9745): `@` and seconds since 1970-01-01T00:00:00Z. */
-          Deprecation: "@1795305600"
+          Deprecation?: "@1795305600"
           /** @description When this operation will be removed (RFC 8594). */
-          Sunset: "Thu, 05 Dec 2030 00:00:00 GMT"
+          Sunset?: "Thu, 05 Dec 2030 00:00:00 GMT"
           /** @description What replaces this operation (RFC 8288 `successor-version`). */
-          Link: '</v1/pets>; rel="successor-version"'
+          Link?: '</v1/pets>; rel="successor-version"'
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"]
           RateLimit: components["headers"]["RateLimit"]
           [name: string]: unknown
@@ -788,7 +788,7 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"] & {
             /** @enum {string} */
-            code?: "storage_unavailable"
+            code?: "storage_unavailable" | "overloaded"
             /** @constant */
             status?: 503
           }

@@ -32,7 +32,7 @@ import { registerHealthRoute, registerReadinessRoute } from "./routes/health.js"
 export interface PublicRoutes {
   /** `GET /healthz`: the process is up. */
   readonly health?: boolean
-  /** `GET /readyz`: storage answers. */
+  /** `GET /readyz`: storage answers, and the process is not shutting down (`stopping`). */
   readonly readiness?: boolean
   /**
    * `GET /metrics`: the Prometheus exposition of `metrics` (never served when `metrics` is
@@ -96,6 +96,12 @@ export interface AppOptions {
   /** Which routes open to all the app serves; every one unless turned off here. */
   readonly publicRoutes?: PublicRoutes
   /**
+   * Aborted when the process begins to shut down: `GET /readyz` answers 503 from then on, so that
+   * load balancers stop sending requests while the server still answers them (`closeGracefully`'s
+   * drain). Never aborted unless given.
+   */
+  readonly stopping?: AbortSignal
+  /**
    * Traces every request, public routes and unknown paths included: one SERVER span each, a
    * child of the caller's span when it sends `traceparent`, with the operation's effect in a
    * span of its own beneath it, and `trace_id` and `span_id` on the request's log lines. For
@@ -144,7 +150,7 @@ export const createApp = (options: AppOptions): Koa<RequestState> => {
   const publicRoutes = options.publicRoutes ?? {}
   if (publicRoutes.health !== false) registerHealthRoute(router)
   if (publicRoutes.readiness !== false) {
-    registerReadinessRoute(router, storageReadiness(options.runtime, recorder))
+    registerReadinessRoute(router, storageReadiness(options.runtime, recorder), options.stopping)
   }
   if (metrics !== undefined && options.metricsRoute !== false && publicRoutes.metrics !== false) {
     registerMetricsRoute(

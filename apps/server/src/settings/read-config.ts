@@ -1,11 +1,10 @@
-import { Config, ConfigError, ConfigProvider, Effect, Either, Option } from "effect"
+import { Config, Effect, Either, Option } from "effect"
 import { serverUrls } from "./network.js"
 import { metricsConfig } from "./observability.js"
-import type { Setting } from "./setting.js"
+import { overloadConfig } from "./overload.js"
+import { messagesOf, providerOf, type Environment } from "./read-setting.js"
 import { settings } from "./settings.js"
 import { tracingConfig } from "./tracing.js"
-
-type Environment = Readonly<Record<string, string | undefined>>
 
 const serverConfig = Config.all({
   port: settings.port.config,
@@ -25,6 +24,14 @@ const serverConfig = Config.all({
   corsOrigins: settings.corsOrigins.config,
   maxConnections: settings.maxConnections.config,
   maxConnectionsPerAddress: settings.maxConnectionsPerAddress.config,
+  overload: overloadConfig,
+  keepAliveTimeoutMs: settings.keepAliveTimeout.config,
+  shutdown: Config.all({
+    drainMs: settings.shutdownDrain.config,
+    idleMs: settings.shutdownIdle.config,
+    requestsMs: settings.shutdownRequests.config,
+    storageMs: settings.shutdownStorage.config,
+  }),
   logLevel: settings.logLevel.config,
   metrics: metricsConfig,
   tracing: tracingConfig,
@@ -36,37 +43,6 @@ const serverConfig = Config.all({
  */
 export type ServerConfig = Config.Config.Success<typeof serverConfig>
 
-const messagesOf = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
-  switch (error._op) {
-    case "And":
-    case "Or":
-      return [...messagesOf(error.left), ...messagesOf(error.right)]
-    case "InvalidData":
-      return [error.message]
-    default:
-      return [`${error.path.join(".")}: ${error.message}`]
-  }
-}
-
-/** An empty variable counts as unset, as shells make it easy to set one to nothing. */
-const providerOf = (env: Environment): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromMap(
-    new Map(
-      Object.entries(env).flatMap(([name, value]): Array<[string, string]> =>
-        value === undefined || value === "" ? [] : [[name, value]],
-      ),
-    ),
-  )
-
 /** The server's settings from environment variables, or every problem found with them. */
 export const readConfig = (env: Environment): Either.Either<ServerConfig, ReadonlyArray<string>> =>
   providerOf(env).load(serverConfig).pipe(Effect.either, Effect.runSync, Either.mapLeft(messagesOf))
-
-/** One setting read as the server reads it (for tools that share the server's environment). */
-export const readSetting = <A>(
-  setting: Setting<A>,
-  env: Environment,
-): Either.Either<A, ReadonlyArray<string>> =>
-  providerOf(env)
-    .load(setting.config)
-    .pipe(Effect.either, Effect.runSync, Either.mapLeft(messagesOf))

@@ -2,6 +2,8 @@ import { apiKeySettings } from "./api-keys.js"
 import { limitSettings } from "./limits.js"
 import { networkSettings } from "./network.js"
 import { observabilitySettings } from "./observability.js"
+import { overloadSettings } from "./overload.js"
+import { shutdownSettings } from "./shutdown.js"
 import { storageSettings } from "./storage.js"
 import { tracingSettings } from "./tracing.js"
 
@@ -11,6 +13,8 @@ export const settings = {
   ...apiKeySettings,
   ...storageSettings,
   ...limitSettings,
+  ...overloadSettings,
+  ...shutdownSettings,
   ...observabilitySettings,
   ...tracingSettings,
 }

@@ -125,3 +125,18 @@ export const positiveDuration: Reading<Duration.Duration> = fromSchema(
   ),
   "a positive duration such as 24h, 90min or 3600s",
 )
+
+const millisecondsIn = { ms: 1, s: 1_000 } as const
+
+/** A whole number of seconds or milliseconds up to an hour, 0 included (`5s`, `500ms`, `0s`), as milliseconds. */
+export const milliseconds: Reading<number> = fromSchema(
+  Schema.Trim.pipe(
+    Schema.compose(Schema.TemplateLiteralParser(WholeNumber, Schema.Literal("ms", "s"))),
+    Schema.transform(Schema.Number.pipe(Schema.lessThanOrEqualTo(3_600_000)), {
+      strict: true,
+      decode: ([amount, unit]) => amount * millisecondsIn[unit],
+      encode: (ms) => [ms, "ms"] as const,
+    }),
+  ),
+  "a duration of at most an hour in seconds or milliseconds, such as 5s or 500ms (0s for none)",
+)

@@ -27,6 +27,13 @@ import {
   type EdgeRefusalReason,
 } from "./edge-refusals.js"
 import { rawErrorResponse, writeError } from "./error-reply.js"
+import { trackAnswers } from "./graceful-close.js"
+import {
+  admissionControl,
+  defaultOverload,
+  type OverloadObservers,
+  type OverloadOptions,
+} from "./admission.js"
 
 /** How long a client may take, and how many may be connected at once. */
 export interface ConnectionLimits {
@@ -202,9 +209,15 @@ const refuseFaultyHeads =
   }
 
 /** How the server is held and told of what it refuses: the limits and the observers. */
-export interface ServerOptions extends EdgeObservers {
+export interface ServerOptions extends EdgeObservers, OverloadObservers {
   /** Each limit not given is `defaultConnectionLimits`'. */
   readonly limits?: Partial<ConnectionLimits>
+  /**
+   * Admission control, off unless given (it can refuse below capacity under a small CPU quota:
+   * see the README's Overload): each option not given is `defaultOverload`'s; `false` or nothing
+   * admits everything.
+   */
+  readonly overload?: Partial<OverloadOptions> | false
 }
 
 /**
@@ -213,16 +226,23 @@ export interface ServerOptions extends EdgeObservers {
  * missing `Host`, an `Expect` it cannot meet), refuses heads a proxy could read otherwise, and
  * does not let slow clients, one address's many connections or an unwanted body hold it. Each
  * refusal the app never sees is logged and counted through the options' observers. It does not
- * listen: `listen(server, port, host)`, and `closeGracefully(server, graceMs)` to stop.
+ * listen: `listen(server, port, host)`, and `closeGracefully(server, steps)` to stop.
  */
 export const createServer = (
   app: Pick<Koa, "callback"> | RequestListener,
   options: ServerOptions = {},
 ): Server => {
-  const { limits: given, ...observers } = options
+  const { limits: given, overload, ...observers } = options
   const limits: ConnectionLimits = { ...defaultConnectionLimits, ...given }
   const handler = typeof app === "function" ? app : app.callback()
   const report = refusalReporter(observers)
+  const admit =
+    overload === false || overload === undefined
+      ? (listener: RequestListener) => listener
+      : admissionControl({ ...defaultOverload, ...overload }, observers)
+  const answers = trackAnswers(
+    admit(trackPendingAnswers(boundUnwantedBodies(refuseFaultyHeads(report, handler)))),
+  )
   const server = createNodeServer(
     {
       ServerResponse: AppServerResponse,
@@ -232,10 +252,9 @@ export const createServer = (
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: timeoutCheckIntervalMs,
     },
-    runNothingAfterLastAnswer(
-      trackPendingAnswers(boundUnwantedBodies(refuseFaultyHeads(report, handler))),
-    ),
+    runNothingAfterLastAnswer(answers.listener),
   )
+  answers.register(server)
   server.maxConnections = limits.maxConnections
   // Node drops the headers past this count from `headers` and `rawHeaders`, but its parser still
   // frames the request by them: a `Transfer-Encoding`, `Host` or `Authorization` hidden there
@@ -264,21 +283,4 @@ export const listen = (server: Server, port: number, host: string): Promise<numb
       const address = server.address()
       resolve(typeof address === "object" && address !== null ? address.port : port)
     })
-  })
-
-/**
- * Stops accepting connections and resolves once in-flight requests have finished, or after
- * `graceMs`, when connections still open are cut. Keep-alive connections are closed as soon as
- * they fall idle, so a client holding one does not delay the exit.
- */
-export const closeGracefully = (server: Server, graceMs: number): Promise<void> =>
-  new Promise((resolve) => {
-    const closeIdle = setInterval(() => server.closeIdleConnections(), 50)
-    const force = setTimeout(() => server.closeAllConnections(), graceMs)
-    server.close(() => {
-      clearInterval(closeIdle)
-      clearTimeout(force)
-      resolve()
-    })
-    server.closeIdleConnections()
   })

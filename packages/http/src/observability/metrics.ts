@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import type { StdStream } from "../vocabulary/logger.js"
 import type { RefusalScope } from "../limits/rate.js"
 
@@ -27,6 +27,23 @@ export interface Metrics {
   readonly observeBatchSize: (size: number) => void
   /** A log line dropped: its reader was too slow, or gone. */
   readonly recordLogLineDropped: (stream: StdStream) => void
+  /**
+   * Exposes what the server's admission control counts, read at each scrape (its counters are
+   * plain numbers: a refusal costs no metric update). Once per registry.
+   */
+  readonly watchOverload: (readings: OverloadReadings) => void
+}
+
+/** What admission control reports (`@petstore/http/node`'s server gives it), read at each scrape. */
+export interface OverloadReadings {
+  /** Requests let through since the start (health, readiness and metrics included). */
+  readonly admitted: () => number
+  /** Requests refused with 503 `overloaded` since the start. */
+  readonly refused: () => number
+  /** The longest wait estimated for a request since the last call, in seconds; 0 without requests. */
+  readonly takeLongestWaitSeconds: () => number
+  /** Whether waits have stayed above the target for the interval: a standing queue is being cut. */
+  readonly standing: () => boolean
 }
 
 const durationBuckets = [
@@ -114,7 +131,54 @@ export const createMetrics = (options: MetricsOptions = {}): Metrics => {
     recordLimitDecidedLocally: () => limitsDecidedLocally.inc(),
     observeBatchSize: (size) => batchSize.observe(size),
     recordLogLineDropped: (stream) => logLinesDropped.inc({ stream }),
+    watchOverload: (readings) => watchOverload(registry, readings),
   }
+}
+
+/** A counter whose value is read from `total` at each scrape. */
+const counterOf = (registry: Registry, name: string, help: string, total: () => number) => {
+  let shown = 0
+  return new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total()
+      this.inc(now - shown)
+      shown = now
+    },
+  })
+}
+
+const watchOverload = (registry: Registry, readings: OverloadReadings): void => {
+  counterOf(
+    registry,
+    "petstore_overload_admitted_total",
+    "Requests admission control let through (health, readiness and metrics included).",
+    readings.admitted,
+  )
+  counterOf(
+    registry,
+    "petstore_overload_refused_total",
+    "Requests refused with 503 overloaded: they had waited too long, and were refused before the app saw them.",
+    readings.refused,
+  )
+  new Gauge({
+    name: "petstore_overload_wait_seconds",
+    help: "The longest a request had waited when it was read, as estimated from the event loop's turns, since the previous scrape.",
+    registers: [registry],
+    collect() {
+      this.set(readings.takeLongestWaitSeconds())
+    },
+  })
+  new Gauge({
+    name: "petstore_overload_standing_queue",
+    help: "1 while waits have stayed above the target for the interval (requests that waited past the target are refused), else 0.",
+    registers: [registry],
+    collect() {
+      this.set(readings.standing() ? 1 : 0)
+    },
+  })
 }
 
 /** What records, without the registry: what code that counts is given. */
@@ -130,4 +194,5 @@ export const discardMetrics: MetricsRecorder = {
   recordLimitDecidedLocally: () => {},
   observeBatchSize: () => {},
   recordLogLineDropped: () => {},
+  watchOverload: () => {},
 }

@@ -1,5 +1,6 @@
 import { apiError, respondWithError } from "../vocabulary/api-error.js"
-import type { ApiRouter } from "./router.js"
+import type { RouterContext } from "@koa/router"
+import type { ApiRouter, RouteState } from "./router.js"
 import { retryAfterSeconds } from "../vocabulary/headers.js"
 import type { Logger } from "../vocabulary/logger.js"
 import type { Readiness } from "../observability/readiness.js"
@@ -14,22 +15,31 @@ export const registerHealthRoute = (router: ApiRouter): void => {
   })
 }
 
+/** 503 `storage_unavailable` with `Retry-After`: the code a balancer's probe needs is the status. */
+const notReady = (ctx: RouterContext<RouteState>, message: string): void => {
+  ctx.set("Retry-After", String(retryAfterSeconds))
+  respondWithError(ctx, apiError("storage_unavailable", message))
+}
+
 /**
- * `GET /readyz`: storage answers too, else 503 `storage_unavailable` with `Retry-After`. Open to
- * all, like `/healthz`.
+ * `GET /readyz`: storage answers too, else 503 `storage_unavailable` with `Retry-After`. Once
+ * `stopping` is aborted (the process is shutting down), 503 at once, storage unasked: load
+ * balancers stop sending requests while the server still answers them. Open to all, like
+ * `/healthz`.
  */
 export const registerReadinessRoute = (
   router: ApiRouter,
   readiness: (log: Logger) => Promise<Readiness>,
+  stopping?: AbortSignal,
 ): void => {
   router.get("/readyz", async (ctx) => {
     ctx.set("Cache-Control", "no-store")
+    if (stopping?.aborted === true) return notReady(ctx, "shutting down; not ready")
     const answer = await readiness(ctx.state.log)
     if (answer.ready) {
       ctx.body = { status: "ready" }
       return
     }
-    ctx.set("Retry-After", String(retryAfterSeconds))
-    respondWithError(ctx, apiError("storage_unavailable", "storage is not answering; not ready"))
+    notReady(ctx, "storage is not answering; not ready")
   })
 }

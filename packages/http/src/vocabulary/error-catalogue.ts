@@ -7,7 +7,8 @@ export interface ErrorEntry {
   readonly status: number
   /**
    * Who answers it: an operation's own route (after its deprecation headers), the router (no
-   * route for the path or the method), or Node itself (the request could not be read).
+   * route for the path or the method), or the server before the app (Node could not read the
+   * request, or admission control refused it).
    */
   readonly origin: "operation" | "router" | "node"
   /**
@@ -150,6 +151,13 @@ export const errorCatalogue = {
     origin: "operation",
     afterAdmission: true,
     when: "Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds.",
+    headers: { "Retry-After": "RetryAfter" },
+  },
+  overloaded: {
+    status: 503,
+    origin: "node",
+    afterAdmission: false,
+    when: "The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`.",
     headers: { "Retry-After": "RetryAfter" },
   },
 } as const satisfies Record<string, ErrorEntry>

@@ -1,0 +1,38 @@
+import { Config, Option } from "effect"
+import { defaultOverload } from "@petstore/http/node"
+import { fromEnv, orOff, setting } from "./setting.js"
+import { milliseconds } from "./values.js"
+
+/** Admission control: what an overloaded server refuses (see Overload). */
+export const overloadSettings = {
+  overloadTarget: setting({
+    variable: "PETSTORE_OVERLOAD_TARGET",
+    fallback: "off",
+    description:
+      "Admission control, off unless set (`50ms` is its tested value): once requests have waited longer than this for `PETSTORE_OVERLOAD_INTERVAL` (a standing queue, not a burst), each that has is refused at once with 503 `overloaded` and `Retry-After`, before the key check, its body and storage; `/healthz`, `/readyz` and `/metrics` never are. `off`: every request is served however late. Off by default because under a small CPU quota it also refuses below capacity (see Overload).",
+    read: fromEnv(orOff(milliseconds)),
+  }),
+  overloadInterval: setting({
+    variable: "PETSTORE_OVERLOAD_INTERVAL",
+    fallback: `${defaultOverload.intervalMs}ms`,
+    description:
+      "How long waits may stay above `PETSTORE_OVERLOAD_TARGET` before anything is refused (a burst that drains within it is served whole), and how long no request may wait longer than the target before refusals stop. At least the target.",
+    read: fromEnv(milliseconds),
+  }),
+}
+
+const { overloadTarget, overloadInterval } = overloadSettings
+
+/** Admission control's durations, or none when it is off; an interval shorter than the target is refused. */
+export const overloadConfig = Config.all({
+  target: overloadTarget.config,
+  interval: overloadInterval.config,
+}).pipe(
+  Config.validate({
+    message: `${overloadInterval.variable} must be at least ${overloadTarget.variable}`,
+    validation: ({ target, interval }) => Option.isNone(target) || target.value <= interval,
+  }),
+  Config.map(({ target, interval }) =>
+    Option.map(target, (targetMs) => ({ targetMs, intervalMs: interval })),
+  ),
+)

@@ -1,0 +1,275 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http"
+import { performance } from "node:perf_hooks"
+import { apiError, errorBodyText, jsonContentType } from "../vocabulary/api-error.js"
+import { retryAfterSeconds } from "../vocabulary/headers.js"
+import { silentLogger, type Logger } from "../vocabulary/logger.js"
+import { requestIdFor, requestIdHeader } from "../request/request-id.js"
+import type { OverloadReadings } from "../observability/metrics.js"
+import { boundUnwantedBodies, closeAfterAnswer, unwantedBodyBudget } from "./connection-closing.js"
+
+/**
+ * How the server refuses what it cannot serve in time: CoDel's two durations ("Controlling Queue
+ * Delay", and "Fail at Scale"'s controlled delay), in milliseconds. Each request's wait is
+ * estimated as Node hands it over (see `admissionControl`). While waits stay above `targetMs`
+ * for less than `intervalMs` (a burst), every request is served; once they have stayed above it
+ * for `intervalMs` (a standing queue: more arrives than is served), each request that has waited
+ * longer than `targetMs` is refused with 503 `overloaded`, and those that have not are served.
+ * The queue lies down again once no request has waited longer than `targetMs` for `intervalMs`
+ * (a loop that fell idle for a moment in an overload does not let the next turn's backlog in).
+ *
+ * Nothing here is a rate or a concurrency: what is served adapts to what the process can serve
+ * (a CPU quota, a slower disk, a noisy neighbour) because each request is judged by how long it
+ * waited, as CoDel judges packets by their sojourn time, not the queue by its length. Unlike a
+ * flag raised by sampled event-loop delay (`@fastify/under-pressure`), which refuses everything
+ * until it clears and then lets one turn take everything queued, each turn here serves what is
+ * still in time and refuses only the rest.
+ */
+export interface OverloadOptions {
+  /** The wait a standing queue is cut back to. */
+  readonly targetMs: number
+  /** How long waits may stay above `targetMs` before the queue counts as standing. */
+  readonly intervalMs: number
+  /** The paths (without the query) never refused: probes and scrapes must see an overloaded server. */
+  readonly exemptPaths: ReadonlyArray<string>
+}
+
+export const defaultOverload: OverloadOptions = {
+  targetMs: 50,
+  intervalMs: 200,
+  exemptPaths: ["/healthz", "/readyz", "/metrics"],
+}
+
+/** Told of what admission control does: its overload episodes logged, its readings watched. */
+export interface OverloadObservers {
+  /** One line when an overload episode begins, one when it ends; nowhere unless given. */
+  readonly logger?: Logger
+  /** Given the readings once, when the server is made (`Metrics.watchOverload`). */
+  readonly watchOverload?: (readings: OverloadReadings) => void
+}
+
+/** An episode ends once a second has gone by without a refusal. */
+const episodeQuietMs = 1_000
+
+const overloaded = apiError(
+  "overloaded",
+  "the server is overloaded and refused this request before doing any of it; retry after Retry-After seconds",
+)
+const refusalBody = errorBodyText(overloaded)
+/** The refusal's head, but for its request id: built once. */
+const refusalHeaders: ReadonlyArray<string> = [
+  "Content-Type",
+  jsonContentType,
+  "Content-Length",
+  String(Buffer.byteLength(refusalBody)),
+  "X-Content-Type-Options",
+  "nosniff",
+  "Retry-After",
+  String(retryAfterSeconds),
+]
+
+/**
+ * Whether the connection may be kept after the refusal: its framing is unambiguous and what
+ * remains of the body is worth Node reading and dropping. Otherwise the refusal closes it, as
+ * `boundUnwantedBodies` does for any answer sent without reading a body.
+ */
+const keepsConnection = (request: IncomingMessage): boolean => {
+  if (request.headers["transfer-encoding"] !== undefined) return false
+  if (request.httpVersion !== "1.1" && request.httpVersion !== "1.0") return false
+  const length = request.headers["content-length"]
+  return length === undefined || Number(length) <= unwantedBodyBudget
+}
+
+/** Answers 503 `overloaded` with `Retry-After`: a head built once, the request's id its only part. */
+const writeRefusal = (request: IncomingMessage, response: ServerResponse): void => {
+  const head = [...refusalHeaders, requestIdHeader, requestIdFor(request.headers["x-request-id"])]
+  response.writeHead(overloaded.status, head)
+  response.end(request.method === "HEAD" ? undefined : refusalBody)
+}
+
+const refuseClosing = boundUnwantedBodies((request, response) => {
+  closeAfterAnswer(response)
+  writeRefusal(request, response)
+})
+
+const pathOf = (url: string): string => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/** How often the loop clock ticks, in ms: it bounds how stale a wait's lower bound can be. */
+const clockTickMs = 10
+
+/**
+ * The times of the loop clock's last ticks: an unref'd interval timer, one per process, started
+ * with the first admission control. A timer runs at most once a loop turn, in the turn's timers
+ * phase, before its poll: so the tick before the last ran in an earlier turn than the one reading
+ * requests now, before that turn's poll, and the one before it two turns back at the latest.
+ */
+const loopClock = { ticks: [0, 0, 0], started: false }
+const startLoopClock = () => {
+  if (loopClock.started) return
+  loopClock.started = true
+  const now = performance.now()
+  loopClock.ticks = [now, now, now]
+  setInterval(() => {
+    const [, second = 0, last = 0] = loopClock.ticks
+    loopClock.ticks = [second, last, performance.now()]
+  }, clockTickMs).unref()
+}
+/** The tick `back` ticks before the last (1 or 2). */
+const tickBefore = (back: 1 | 2): number => loopClock.ticks[2 - back] ?? 0
+
+/**
+ * Admission control: a request listener's gate that refuses, before the listener runs (before
+ * the app, its key check, body reading and storage), the requests that have waited too long.
+ *
+ * Node does not say when a request arrived: its bytes wait in the kernel until the event loop
+ * polls for them, once a turn. So each request's wait is bounded from above by the time since
+ * the earliest it can have arrived:
+ * - on a connection that has sent a request before, after the previous turn's poll (it would have
+ *   been read then otherwise), and after that request was admitted or refused (a client sends the
+ *   next once the last is answered; one pipelining its requests is taken as not having waited);
+ * - as a connection's first request, after the poll before the one that accepted the connection,
+ *   so two turns back (it may have waited in the accept queue, then one more turn to be read);
+ * - either way, after this turn's poll began when the loop was idle just before it.
+ * The polls are known as the moments turns that read requests began reading them, or bounded by
+ * the loop clock when turns without requests came between. The bound is thus the age of the
+ * current turn (what the requests read before it took) plus the length of one or two turns before
+ * (the loop's lag, a CPU quota's throttling included), compared with the target per request, in
+ * order: an overloaded turn serves requests until the time it has taken makes the rest too late,
+ * then refuses those at the cost of a refusal; the next turn, short, serves again.
+ */
+export const admissionControl = (
+  options: OverloadOptions,
+  observers: OverloadObservers = {},
+): ((listener: RequestListener) => RequestListener) => {
+  const { targetMs, intervalMs } = options
+  const exempt: ReadonlySet<string> = new Set(options.exemptPaths)
+  const logger = observers.logger ?? silentLogger
+  const timing = performance.nodeTiming
+  startLoopClock()
+
+  let admitted = 0
+  let refused = 0
+  let longestWaitMs = 0
+
+  /** When the current turn read its first request; undefined between turns. */
+  let turnStartedAt: number | undefined
+  /** When the last turn that read requests began reading them, and the one before it. */
+  let previousTurnAt = performance.now()
+  let turnBeforeAt = previousTurnAt
+  /** The earliest a request read in this turn can have arrived, on a connection seen before. */
+  let arrivedAfter = 0
+  /** The same, as its connection's first request. */
+  let firstArrivedAfter = 0
+  /** The loop's idle time (ms) when the current turn began. */
+  let idleAtTurn = timing.idleTime
+  /**
+   * Since when every request has waited longer than the target (CoDel's first-above time);
+   * undefined once one has waited less, or the loop was idle.
+   */
+  let aboveSince: number | undefined
+  /** The last time a request had waited longer than the target. */
+  let aboveTargetAt = Number.NEGATIVE_INFINITY
+  /**
+   * Whether the queue stands: waits have stayed above the target for an interval. It lies down
+   * once no request has waited longer than the target for an interval.
+   */
+  let standing = false
+
+  /** When each connection's last request was admitted or refused. */
+  const lastDecided = new WeakMap<object, number>()
+
+  const endTurn = () => {
+    if (turnStartedAt === undefined) return
+    turnBeforeAt = previousTurnAt
+    previousTurnAt = turnStartedAt
+    turnStartedAt = undefined
+  }
+
+  /** The overload episode under way: when it began, the refusals before it, the last count seen. */
+  let episode:
+    { readonly startedAt: number; readonly refusedBefore: number; seen: number } | undefined
+  let lastRefusedAt = 0
+  let episodeWatch: NodeJS.Timeout | undefined
+
+  const watchEpisode = () => {
+    if (episode === undefined) return
+    if (refused !== episode.seen) {
+      episode.seen = refused
+      return
+    }
+    logger.info(
+      {
+        durationMs: Math.round(lastRefusedAt - episode.startedAt),
+        refused: refused - episode.refusedBefore,
+      },
+      "overload over: requests are admitted again",
+    )
+    episode = undefined
+    clearInterval(episodeWatch)
+  }
+
+  const beginEpisode = (now: number, waitedMs: number) => {
+    episode = { startedAt: now, refusedBefore: refused - 1, seen: refused }
+    episodeWatch = setInterval(watchEpisode, episodeQuietMs).unref()
+    logger.warn(
+      { waitedMs: Math.round(waitedMs), targetMs, intervalMs },
+      "overloaded: refusing the requests that waited too long, with 503, until the load falls",
+    )
+  }
+
+  observers.watchOverload?.({
+    admitted: () => admitted,
+    refused: () => refused,
+    takeLongestWaitSeconds: () => {
+      const longest = longestWaitMs / 1000
+      longestWaitMs = 0
+      return longest
+    },
+    standing: () => standing,
+  })
+
+  return (listener) => (request, response) => {
+    const now = performance.now()
+    if (turnStartedAt === undefined) {
+      turnStartedAt = now
+      const idle = timing.idleTime
+      // The loop waited for I/O since the last turn began: what this turn reads came after. The
+      // queue may still stand: an overload leaves the loop idle for moments too.
+      if (idle > idleAtTurn) {
+        arrivedAfter = firstArrivedAfter = now
+        aboveSince = undefined
+      } else {
+        arrivedAfter = Math.max(previousTurnAt, tickBefore(1))
+        firstArrivedAfter = Math.max(turnBeforeAt, tickBefore(2))
+      }
+      idleAtTurn = idle
+      setImmediate(endTurn)
+    }
+    const { socket } = request
+    const decidedAt = lastDecided.get(socket)
+    const waitedMs =
+      now - (decidedAt === undefined ? firstArrivedAfter : Math.max(arrivedAfter, decidedAt))
+    lastDecided.set(socket, now)
+    if (waitedMs > longestWaitMs) longestWaitMs = waitedMs
+    if (waitedMs <= targetMs) {
+      aboveSince = undefined
+      if (standing && now - aboveTargetAt > intervalMs) standing = false
+    } else {
+      aboveTargetAt = now
+      aboveSince ??= now
+      if (now - aboveSince > intervalMs) standing = true
+    }
+    if (standing && waitedMs > targetMs && !exempt.has(pathOf(request.url ?? ""))) {
+      refused++
+      lastRefusedAt = now
+      if (episode === undefined) beginEpisode(now, waitedMs)
+      if (keepsConnection(request)) writeRefusal(request, response)
+      else refuseClosing(request, response)
+      return
+    }
+    admitted++
+    listener(request, response)
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The open-loop load generator of overload.ts, one process pinned to its core. Requests are sent
+ * at scheduled times (`rate` a second, evenly spaced), whatever the server does: a request is
+ * never held back because an earlier one has not been answered (a closed loop, one request per
+ * connection after the last answer, cannot overload a server). Each is given up `deadlineMs`
+ * after its scheduled time, as a user stops waiting: its connection is closed, and it counts as
+ * timed out. Latencies run from the scheduled time, so a worker that falls behind adds its own
+ * lag to them rather than hiding it. Connections come from a `node:http` agent with keep-alive, a
+ * new one opened whenever every open one is busy (up to `maxSockets`).
+ *
+ * For each `{"plan":…}` line on stdin: `{"event":"measuring"}` when the first measured request
+ * is sent, `{"event":"measured"}` once the last is, then `{"event":"done","counts":…}`. It exits
+ * when stdin closes.
+ *
+ *   node --import tsx open-loop-worker.ts
+ */
+import { Agent, request, type ClientRequest } from "node:http"
+import { createInterface } from "node:readline"
+import { Schema } from "effect"
+import {
+  OpenLoopCommand,
+  type Latencies,
+  type OpenLoopCounts,
+  type OpenLoopPlan,
+} from "./open-loop-plan.js"
+
+const say = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`)
+
+/** Nearest-rank percentiles of an unsorted list, which it sorts. */
+const latencies = (samples: Array<number>): Latencies => {
+  samples.sort((a, b) => a - b)
+  const at = (p: number) => samples[Math.max(0, Math.ceil((p / 100) * samples.length) - 1)] ?? 0
+  return { count: samples.length, p50: at(50), p99: at(99), max: samples.at(-1) ?? 0 }
+}
+
+interface Pending {
+  readonly scheduledAt: number
+  readonly measured: boolean
+  outgoing: ClientRequest | undefined
+  settled: boolean
+}
+
+const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
+  new Promise((resolve) => {
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: plan.maxSockets,
+      maxFreeSockets: plan.maxSockets,
+      scheduling: "lifo",
+    })
+    let connectionsOpened = 0
+    const createConnection = agent.createConnection.bind(agent)
+    agent.createConnection = (...args) => {
+      connectionsOpened++
+      return createConnection(...args)
+    }
+    const origin = new URL(plan.origin)
+    const intervalMs = 1000 / plan.rate
+    const warmupCount = Math.round(plan.warmupSeconds * plan.rate)
+    const total = warmupCount + Math.round(plan.seconds * plan.rate)
+    let startAt = Number.POSITIVE_INFINITY
+
+    const served: Array<number> = []
+    const refusedEachSecond: Array<number> = Array.from(
+      { length: Math.ceil(plan.seconds) },
+      () => 0,
+    )
+    /** When the first measured request is scheduled. */
+    let measuredFrom = 0
+    const refused: Array<number> = []
+    const sendLags: Array<number> = []
+    let otherStatus = 0
+    let timedOut = 0
+    let failed = 0
+    let refusalSample: string | undefined
+    let cpuAtStart: NodeJS.CpuUsage | undefined
+    let measuringStartedAt = 0
+    let workerCpuShare = 0
+
+    /** Requests not yet settled, in scheduled order (so in deadline order). */
+    const inFlight: Array<Pending> = []
+    let inFlightHead = 0
+    let sent = 0
+    let settledCount = 0
+
+    const settle = (pending: Pending, record: () => void) => {
+      if (pending.settled) return
+      pending.settled = true
+      settledCount++
+      if (pending.measured) record()
+      if (settledCount === total) finish()
+    }
+
+    const send = (index: number, scheduledAt: number) => {
+      const measured = index >= warmupCount
+      const spec = plan.requests[index % plan.requests.length] ?? plan.requests[0]
+      const pending: Pending = { scheduledAt, measured, outgoing: undefined, settled: false }
+      inFlight.push(pending)
+      if (measured) sendLags.push(performance.now() - scheduledAt)
+      const headers: Record<string, string | number> = { ...spec.headers, Host: origin.host }
+      if (spec.body !== undefined) headers["Content-Length"] = Buffer.byteLength(spec.body)
+      const outgoing = request(
+        {
+          agent,
+          host: origin.hostname,
+          port: origin.port,
+          method: spec.method,
+          path: spec.path,
+          headers,
+        },
+        (response) => {
+          const status = response.statusCode ?? 0
+          const chunks: Array<Buffer> = []
+          const sample = status === 503 && refusalSample === undefined && measured
+          if (sample) response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          else response.resume()
+          response.on("end", () =>
+            settle(pending, () => {
+              const latency = performance.now() - scheduledAt
+              if (status >= 200 && status < 300) served.push(latency)
+              else if (status === 503) {
+                refused.push(latency)
+                const second = Math.floor((scheduledAt - measuredFrom) / 1000)
+                refusedEachSecond[second] = (refusedEachSecond[second] ?? 0) + 1
+              } else otherStatus++
+              if (sample && refusalSample === undefined) {
+                const head = Object.entries(response.headers)
+                  .map(([name, value]) => `${name}: ${String(value)}`)
+                  .join("\n")
+                refusalSample = `${status} ${response.statusMessage ?? ""}\n${head}\n\n${Buffer.concat(chunks).toString()}`
+              }
+            }),
+          )
+          response.on("error", () => settle(pending, () => failed++))
+        },
+      )
+      pending.outgoing = outgoing
+      outgoing.on("error", () => settle(pending, () => failed++))
+      outgoing.end(spec.body)
+    }
+
+    /** Gives up the requests past their deadline: the user stopped waiting. */
+    const expire = (now: number) => {
+      while (inFlightHead < inFlight.length) {
+        const pending = inFlight[inFlightHead]
+        if (pending === undefined) break
+        if (!pending.settled) {
+          if (now < pending.scheduledAt + plan.deadlineMs) break
+          settle(pending, () => timedOut++)
+          pending.outgoing?.destroy()
+        }
+        inFlightHead++
+      }
+      // Drop what is behind the head now and then, so the list does not grow for the whole run.
+      if (inFlightHead > 10_000) {
+        inFlight.splice(0, inFlightHead)
+        inFlightHead = 0
+      }
+    }
+
+    const tick = () => {
+      const now = performance.now()
+      while (sent < total) {
+        const scheduledAt = startAt + sent * intervalMs
+        if (scheduledAt > now) break
+        if (sent === warmupCount) {
+          cpuAtStart = process.cpuUsage()
+          measuringStartedAt = performance.now()
+          say({ event: "measuring" })
+        }
+        send(sent, scheduledAt)
+        sent++
+        if (sent === total) {
+          const cpu = process.cpuUsage(cpuAtStart)
+          workerCpuShare = (cpu.user + cpu.system) / 1000 / (performance.now() - measuringStartedAt)
+          say({ event: "measured" })
+        }
+      }
+      expire(now)
+    }
+    let ticker: NodeJS.Timeout | undefined
+
+    // The probe: its own agent (one connection), never behind the load's requests on the client side.
+    const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const probeTimes: Array<number> = []
+    let probeFailures = 0
+    let probing = false
+    const probe = () => {
+      if (probing) return
+      probing = true
+      const started = performance.now()
+      const outgoing = request(
+        { agent: probeAgent, host: origin.hostname, port: origin.port, path: plan.probePath },
+        (response) => {
+          response.resume()
+          response.on("end", () => {
+            probing = false
+            if (response.statusCode === 200) probeTimes.push(performance.now() - started)
+            else probeFailures++
+          })
+        },
+      )
+      outgoing.setTimeout(5_000, () => outgoing.destroy())
+      outgoing.on("error", () => {
+        probing = false
+        probeFailures++
+      })
+      outgoing.end()
+    }
+    let prober: NodeJS.Timeout | undefined
+
+    // The pool a balancer keeps to a server it has been sending to: connections opened and kept
+    // before the load begins, so that its onset does not begin with a flood of new connections.
+    const opened = Array.from(
+      { length: plan.preopen },
+      () =>
+        new Promise<void>((done) => {
+          const outgoing = request(
+            { agent, host: origin.hostname, port: origin.port, path: plan.probePath },
+            (response) => {
+              response.resume()
+              response.on("end", done)
+            },
+          )
+          outgoing.on("error", () => done())
+          outgoing.end()
+        }),
+    )
+    if (total === 0) return finish()
+    void Promise.all(opened).then(() => {
+      startAt = performance.now() + 50
+      measuredFrom = startAt + warmupCount * intervalMs
+      ticker = setInterval(tick, 1)
+      prober = setInterval(probe, plan.probeEveryMs)
+    })
+
+    function finish() {
+      clearInterval(ticker)
+      clearInterval(prober)
+      agent.destroy()
+      probeAgent.destroy()
+      const lags = latencies(sendLags)
+      resolve({
+        scheduled: total - warmupCount,
+        served: latencies(served),
+        refused: latencies(refused),
+        refusedEachSecond,
+        otherStatus,
+        timedOut,
+        failed,
+        ...(refusalSample === undefined ? {} : { refusalSample }),
+        sendLagP99: lags.p99,
+        sendLagMax: lags.max,
+        workerCpuShare,
+        connectionsOpened,
+        probes: latencies(probeTimes),
+        probeFailures,
+      })
+    }
+  })
+
+const command = Schema.decodeUnknownSync(Schema.parseJson(OpenLoopCommand))
+for await (const line of createInterface({ input: process.stdin })) {
+  const { plan } = command(line)
+  say({ event: "done", counts: await run(plan) })
+}

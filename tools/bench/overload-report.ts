@@ -1,0 +1,202 @@
+/** What overload.ts measured, and the `overload:results` block of RESULTS.md written from it. */
+import type { Machine } from "./http-bench-environment.js"
+import type { OpenLoopCounts } from "./open-loop-plan.js"
+import { format, median, table } from "./statistics.js"
+
+export interface OverloadRun {
+  readonly target: string
+  readonly scenario: "list20" | "create"
+  /** The offered load as a multiple of `capacity`. */
+  readonly level: number
+  readonly round: number
+  /** The capacity the level multiplies, req/s. */
+  readonly capacity: number
+  /** Requests scheduled a second. */
+  readonly rate: number
+  readonly counts: OpenLoopCounts
+  /** Server CPU (user + system, /proc) over the measured window. */
+  readonly cpuSeconds: number
+  readonly wallSeconds: number
+  /** The share of the quota's periods in which the server was throttled. */
+  readonly throttledShare: number
+  /** The most connections seen waiting in the listening socket's accept queue (`ss`, every 100 ms). */
+  readonly acceptQueueMax: number
+  readonly loadAverage: number
+}
+
+export interface OverloadReport {
+  readonly date: string
+  readonly minutes: number
+  readonly machine: Machine
+  readonly service: string
+  readonly settings: {
+    readonly cores: number
+    readonly seconds: number
+    readonly warmup: number
+    readonly rounds: number
+    readonly levels: ReadonlyArray<number>
+    readonly deadlineMs: number
+    readonly connections: number
+  }
+  readonly loadAverageAtStart: number
+  readonly waitedForQuietSeconds: number
+  readonly capacities: ReadonlyArray<{
+    readonly target: string
+    readonly scenario: "list20" | "create"
+    /** The highest open-loop rate served whole, req/s. */
+    readonly perSecond: number
+    readonly cpuMicrosPerRequest: number
+    /** The rate `cpuMicrosPerRequest` was measured at, req/s. */
+    readonly rate: number
+  }>
+  readonly runs: ReadonlyArray<OverloadRun>
+}
+
+const scenarioTitles = {
+  list20: "`GET /v1/pets?limit=20` on the memory store",
+  create: "`POST /v1/pets` on the SQLite file (durable creates)",
+} as const
+
+/** The median over rounds of a figure, with its range when the rounds differ. */
+const spreadOf = (values: ReadonlyArray<number>, digits: number, unit = "") => {
+  const low = Math.min(...values)
+  const high = Math.max(...values)
+  const shown = `${format(median(values), digits)}${unit}`
+  return values.length < 2 || format(low, digits) === format(high, digits)
+    ? shown
+    : `${shown} (${format(low, digits)}–${format(high, digits)})`
+}
+
+/** What a refusal costs, against a served request, on one scenario. */
+export interface RefusalCost {
+  readonly servedMicros: number
+  readonly refusalMicros: number
+  readonly r: number
+}
+
+/**
+ * A served request's CPU is the service's at capacity with admission control off (the last rate
+ * its capacity search served whole); a refusal's is what is left of the service's CPU in its
+ * overloaded runs once what it served is paid for, over its refusals (the median over levels).
+ * Not the service told to refuse everything: at twice capacity its refusals alone exceed the
+ * quota, its clients give up and reconnect, and it pays for connections more than refusals.
+ */
+export const refusalCost = (
+  report: OverloadReport,
+  scenario: OverloadRun["scenario"],
+): RefusalCost | undefined => {
+  const atCapacity = report.capacities.find(
+    (capacity) =>
+      capacity.scenario === scenario &&
+      capacity.target === "service, admission off" &&
+      capacity.cpuMicrosPerRequest > 0,
+  )
+  const overloaded = report.runs.filter(
+    (run) =>
+      run.scenario === scenario &&
+      run.target === "service" &&
+      run.level > 1 &&
+      run.counts.refused.count > 0,
+  )
+  if (atCapacity === undefined || overloaded.length === 0) return undefined
+  const servedMicros = atCapacity.cpuMicrosPerRequest
+  const refusalMicros = median(
+    overloaded.map(
+      (run) =>
+        (run.cpuSeconds * 1e6 - run.counts.served.count * servedMicros) / run.counts.refused.count,
+    ),
+  )
+  return { servedMicros, refusalMicros, r: refusalMicros / servedMicros }
+}
+
+/** The most goodput (× capacity) refusals costing `r` of a served request allow at `level`. */
+export const ceiling = (r: number, level: number) =>
+  Math.max(0, Math.min(1, (1 - r * level) / (1 - r)))
+
+export const overloadMarkdown = (report: OverloadReport): string => {
+  const { settings } = report
+  const seconds = settings.seconds
+  const lines: Array<string> = []
+  lines.push(
+    `Written by \`npm run overload -w @petstore/bench\` (\`overload.ts\`) in ${report.minutes.toFixed(1)} minutes on ${report.date.slice(0, 10)}; every run's figures are in \`results/overload.json\`. Machine: ${report.machine.nproc} CPUs (${report.machine.cpuModel}), Linux ${report.machine.kernel}; Node ${report.machine.node}. The service: ${report.service}. The 1-minute load average was ${report.loadAverageAtStart.toFixed(2)} when it started${report.waitedForQuietSeconds > 0 ? `, after ${Math.round(report.waitedForQuietSeconds)} s waiting for it to fall below 1` : ""} (${format(Math.min(...report.runs.map((run) => run.loadAverage)), 2)} to ${format(Math.max(...report.runs.map((run) => run.loadAverage)), 2)} after the runs, the machine's own load included).`,
+  )
+  lines.push("")
+  lines.push(
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within half the deadline; searched from a first guess up by quarters, then the last step halved twice, 3 s measured each; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter. (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand and kept, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+  )
+  for (const scenario of ["list20", "create"] as const) {
+    const runs = report.runs.filter((run) => run.scenario === scenario)
+    if (runs.length === 0) continue
+    lines.push("", `**${scenarioTitles[scenario]}.** Capacity:`, "")
+    lines.push(
+      table(
+        ["target", "capacity req/s", "CPU µs/request there"],
+        report.capacities
+          .filter((capacity) => capacity.scenario === scenario)
+          .map((capacity) => [
+            capacity.target,
+            format(capacity.perSecond, 0),
+            format(capacity.cpuMicrosPerRequest, 1),
+          ]),
+      ),
+    )
+    lines.push("")
+    const targets = [...new Set(runs.map((run) => run.target))]
+    const rows: Array<Array<string>> = []
+    for (const target of targets) {
+      for (const level of settings.levels) {
+        const group = runs.filter((run) => run.target === target && run.level === level)
+        if (group.length === 0) continue
+        const over = (values: (run: OverloadRun) => number, digits: number, unit = "") =>
+          spreadOf(group.map(values), digits, unit)
+        rows.push([
+          target,
+          `${level}×`,
+          over((run) => run.rate, 0),
+          over((run) => run.counts.served.count / seconds / run.capacity, 2),
+          over((run) => run.counts.served.p99, 0, " ms"),
+          over((run) => run.counts.refused.count / seconds, 0),
+          group.some((run) => run.counts.refused.count > 0)
+            ? over((run) => run.counts.refused.p99, 0, " ms")
+            : "—",
+          over((run) => (run.counts.timedOut + run.counts.failed) / seconds, 0),
+          over((run) => run.counts.probes.max, 0, " ms"),
+          over((run) => (run.cpuSeconds / run.wallSeconds / settings.cores) * 100, 0, " %"),
+        ])
+      }
+    }
+    lines.push(
+      table(
+        [
+          "target",
+          "load",
+          "offered req/s",
+          "goodput × capacity",
+          "served p99",
+          "refused/s",
+          "refused p99",
+          "timed out or failed/s",
+          "`/healthz` max",
+          "CPU of quota",
+        ],
+        rows,
+      ),
+    )
+    const cost = refusalCost(report, scenario)
+    if (cost !== undefined) {
+      const atTwo = runs.filter((run) => run.target === "service" && run.level === 2)
+      const achieved = median(atTwo.map((run) => run.counts.served.count / seconds / run.capacity))
+      const limit = ceiling(cost.r, 2)
+      lines.push(
+        "",
+        `A refusal costs ${format(cost.refusalMicros, 1)} µs of server CPU (the service's CPU in its overloaded runs less what it served, over its refusals; median over levels) against ${format(cost.servedMicros, 1)} µs per served request (the service with admission control off at capacity): r = ${format(cost.r, 3)}. The ceiling (1 − r·L)/(1 − r): ${settings.levels
+          .filter((level) => level > 1)
+          .map((level) => `${format(ceiling(cost.r, level), 2)} at ${level}×`)
+          .join(
+            ", ",
+          )}. At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limit, 2)} of its ceiling (${format(achieved, 2)} ÷ ${format(limit, 2)}).`,
+      )
+    }
+  }
+  return lines.join("\n")
+}

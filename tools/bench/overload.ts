@@ -1,0 +1,553 @@
+/**
+ * Overload: each server held to a share of one core by a cgroup CPU quota (as a container's CPU
+ * limit holds it; `BENCH_OVERLOAD_CORES`, 0.3) and pinned to core 0, an open-loop generator
+ * (open-loop-worker.ts) pinned to core 1, every request given up 1 s after its scheduled time.
+ * First each baseline's capacity (`capacityOf`: the highest open-loop rate it serves whole with
+ * admission control off); then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
+ * service with admission control (the default), the same with it off, and Koa as operated, on
+ * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
+ * SQLite file. The cost of a refusal is measured on the service told to refuse every request
+ * that waited at all (`PETSTORE_OVERLOAD_TARGET=0ms`, `PETSTORE_OVERLOAD_INTERVAL=0ms`): server
+ * CPU per refusal from /proc, against CPU per served request at 0.8×.
+ *
+ *   npm run overload -w @petstore/bench          # about 8 minutes
+ *   BENCH_QUICK=1 npm run overload -w @petstore/bench
+ *
+ * It needs root (the cgroup), taskset and two cores; it waits for the machine's 1-minute load
+ * average to fall below 1 before it starts (`BENCH_LOAD_WAIT_MINUTES`, 20). A full run writes
+ * results/overload.json and the `overload:results` block of RESULTS.md; a quick one prints.
+ *
+ * Settings: BENCH_OVERLOAD_CORES (0.3), BENCH_OVERLOAD_SECONDS (5 measured, 4 quick),
+ * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
+ * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names), BENCH_OVERLOAD_CAPACITY
+ * (req/s, instead of measuring it), BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
+ */
+import { execFile, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import path from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import { Schema } from "effect"
+import { seedPet } from "./baselines/pet-store.js"
+import { environment, repoRoot, serviceBuild } from "./http-bench-environment.js"
+import type { LoadRequest } from "./load-plan.js"
+import { OpenLoopEvent, type OpenLoopCounts, type OpenLoopPlan } from "./open-loop-plan.js"
+import {
+  clockTicks,
+  cpuTicks,
+  killChildren,
+  startServer,
+  type Server,
+  type ServerCommand,
+} from "./processes.js"
+import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
+import { numberSetting, quick } from "./bench-settings.js"
+import { overloadMarkdown, type OverloadReport, type OverloadRun } from "./overload-report.js"
+import { formatted, writeOwnBlock } from "./results-markdown.js"
+
+const settings = {
+  cores: numberSetting("BENCH_OVERLOAD_CORES", 0.3),
+  seconds: numberSetting("BENCH_OVERLOAD_SECONDS", quick ? 4 : 5),
+  warmup: numberSetting("BENCH_OVERLOAD_WARMUP", 2),
+  rounds: numberSetting("BENCH_OVERLOAD_ROUNDS", 1),
+  levels: (process.env["BENCH_OVERLOAD_LEVELS"] || "0.8,1.5,2,3").split(",").map(Number),
+  only: process.env["BENCH_OVERLOAD_ONLY"] ?? "",
+  loadWaitMinutes: numberSetting("BENCH_LOAD_WAIT_MINUTES", 20),
+  /** `BENCH_OVERLOAD_CAPACITY`: a capacity (req/s) to use for every server instead of measuring it, when exploring. */
+  capacity: numberSetting("BENCH_OVERLOAD_CAPACITY", 0),
+  deadlineMs: 1000,
+  seedPets: 1000,
+  /**
+   * The generator's connections, as a load balancer's pool to one instance: opened before each
+   * run and kept; a request finding them all busy waits for one, its deadline running.
+   */
+  connections: numberSetting("BENCH_OVERLOAD_CONNECTIONS", 1000),
+  /** `BENCH_OVERLOAD_TARGETS`: the targets to run (names, comma-separated); all unless given. */
+  targets: (process.env["BENCH_OVERLOAD_TARGETS"] ?? "").split(",").filter((name) => name !== ""),
+  extra: (process.env["BENCH_OVERLOAD_EXTRA"] ?? "")
+    .split(";")
+    .filter((entry) => entry.includes(":"))
+    .map((entry) => {
+      const [name = "", variables = ""] = entry.split(":")
+      return {
+        name,
+        env: Object.fromEntries(
+          variables.split(",").map((pair) => {
+            const [key = "", value = ""] = pair.split("=")
+            return [key, value]
+          }),
+        ),
+      }
+    }),
+}
+const serverCore = 0
+const loadCore = 1
+const benchDir = fileURLToPath(new URL(".", import.meta.url))
+const apiKey = "bench-key-0123456789"
+const authorization = { Authorization: `Bearer ${apiKey}` }
+
+const started = Date.now()
+const log = (message: string) => {
+  const seconds = Math.round((Date.now() - started) / 1000)
+  process.stderr.write(
+    `[${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}] ${message}\n`,
+  )
+}
+
+/** Waits until the 1-minute load average is below 1, polling every 30 s, for at most the setting. */
+const waitForQuietMachine = async (): Promise<{
+  waitedSeconds: number
+  load: number
+  quiet: boolean
+}> => {
+  const from = Date.now()
+  const limit = settings.loadWaitMinutes * 60_000
+  for (;;) {
+    const [load = 0] = loadavg()
+    if (load < 1 || settings.loadWaitMinutes === 0)
+      return { waitedSeconds: (Date.now() - from) / 1000, load, quiet: load < 1 }
+    if (Date.now() - from >= limit) {
+      log(
+        `load average still ${load.toFixed(2)} after ${settings.loadWaitMinutes} min: measuring anyway`,
+      )
+      return { waitedSeconds: (Date.now() - from) / 1000, load, quiet: false }
+    }
+    log(`load average ${load.toFixed(2)}: waiting for it to fall below 1`)
+    await new Promise((resolve) => setTimeout(resolve, 30_000))
+  }
+}
+
+interface Scenario {
+  readonly id: "list20" | "create"
+  readonly title: string
+  readonly request: LoadRequest
+  readonly storage: "memory" | "sqlite"
+  /** The rate capacity is first measured at with 0.3 of a core, req/s: well below it on this machine. */
+  readonly firstGuess: number
+}
+
+const list20: Scenario = {
+  id: "list20",
+  title: "GET /v1/pets?limit=20, memory",
+  request: { method: "GET", path: "/v1/pets?limit=20", headers: authorization },
+  storage: "memory",
+  firstGuess: 800,
+}
+const durableCreate: Scenario = {
+  id: "create",
+  title: "POST /v1/pets, SQLite file",
+  request: {
+    method: "POST",
+    path: "/v1/pets",
+    headers: { ...authorization, "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "Rex", categoryId: 1, status: "available" }),
+  },
+  storage: "sqlite",
+  firstGuess: 300,
+}
+
+const build = serviceBuild()
+
+/** The service as benchmarked elsewhere (no access log, no rate limit), the generator's many connections allowed. */
+const service = (
+  name: string,
+  storage: string,
+  env: Record<string, string> = {},
+): ServerCommand => ({
+  name,
+  args: build.args,
+  cwd: repoRoot,
+  env: {
+    PETSTORE_STORAGE: storage,
+    PETSTORE_API_KEYS: apiKey,
+    PETSTORE_LOG_LEVEL: "warn",
+    PETSTORE_RATE_LIMIT: "off",
+    PETSTORE_AUTH_FAILURE_LIMIT: "off",
+    // The generator stands for many clients, all from 127.0.0.1.
+    PETSTORE_MAX_CONNECTIONS_PER_ADDRESS: "off",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    ...env,
+  },
+})
+
+const koaOperated: ServerCommand = {
+  name: "koa, operated",
+  args: ["--import", "tsx", path.join(benchDir, "baselines", "koa-operated.ts")],
+  cwd: benchDir,
+  env: { PETSTORE_API_KEYS: apiKey, PETSTORE_LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" },
+}
+
+const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
+const refuseAll = { PETSTORE_OVERLOAD_TARGET: "0ms", PETSTORE_OVERLOAD_INTERVAL: "0ms" }
+
+interface Target {
+  readonly command: ServerCommand
+  /** Whose capacity the levels multiply. */
+  readonly capacityOf: string
+  /** Measured at one level only, to cost a refusal. */
+  readonly refusalProbe?: boolean
+}
+
+/** POSTs pets 1..count one after another; a refusal (a server just started, still busy) is retried. */
+const seed = async (server: Server) => {
+  for (let i = 1, refusals = 0; i <= settings.seedPets; i++) {
+    const response = await fetch(`${server.origin}/v1/pets`, {
+      method: "POST",
+      headers: { ...authorization, "Content-Type": "application/json" },
+      body: JSON.stringify(seedPet(i)),
+    })
+    await response.text()
+    if (response.status === 503 && ++refusals <= 20) {
+      i--
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    } else if (response.status !== 201) {
+      throw new Error(`${server.name}: seeding answered ${response.status}`)
+    }
+  }
+}
+
+/** The open-loop worker: one process pinned to the load core, one plan at a time. */
+const startOpenLoopWorker = () => {
+  const worker = spawn(
+    "taskset",
+    [
+      "-c",
+      String(loadCore),
+      process.execPath,
+      "--import",
+      "tsx",
+      path.join(benchDir, "open-loop-worker.ts"),
+    ],
+    { cwd: benchDir, stdio: ["pipe", "pipe", "inherit"] },
+  )
+  process.on("exit", () => worker.kill("SIGKILL"))
+  const decode = Schema.decodeUnknownOption(Schema.parseJson(OpenLoopEvent))
+  let listener: ((event: OpenLoopEvent) => void) | undefined
+  if (worker.stdout === null || worker.stdin === null) throw new Error("worker without pipes")
+  const stdin = worker.stdin
+  createInterface({ input: worker.stdout }).on("line", (line) => {
+    const event = decode(line)
+    if (event._tag === "Some") listener?.(event.value)
+  })
+  return {
+    /** Runs a plan; `onMeasuring` and `onMeasured` are called as the measured window opens and closes. */
+    run: (plan: OpenLoopPlan, onMeasuring: () => void, onMeasured: () => void) =>
+      new Promise<OpenLoopCounts>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error("the open-loop worker did not finish in time")),
+          (plan.warmupSeconds + plan.seconds + 60) * 1000,
+        )
+        listener = (event) => {
+          if (event.event === "measuring") onMeasuring()
+          else if (event.event === "measured") onMeasured()
+          else {
+            clearTimeout(timer)
+            listener = undefined
+            resolve(event.counts)
+          }
+        }
+        stdin.write(`${JSON.stringify({ plan })}\n`)
+      }),
+    stop: () => {
+      stdin.end()
+    },
+  }
+}
+type OpenLoopWorker = ReturnType<typeof startOpenLoopWorker>
+
+const openLoopRun = async (
+  worker: OpenLoopWorker,
+  server: Server,
+  quota: CpuQuota,
+  scenario: Scenario,
+  rate: number,
+  window: { readonly warmup: number; readonly seconds: number } = settings,
+): Promise<Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity">> => {
+  let startTicks = { user: 0, system: 0 }
+  let startedAt = 0
+  let cpuSeconds = 0
+  let wallSeconds = 0
+  let throttleStart = quota.throttling()
+  let throttled = 0
+  let periods = 0
+  // The kernel's accept queue: connections made but not yet accepted, which the server cannot see.
+  const port = new URL(server.origin).port
+  let acceptQueueMax = 0
+  const sampler = setInterval(() => {
+    execFile("ss", ["-ltnH", `sport = :${port}`], (error, stdout) => {
+      if (error !== null) return
+      const queued = Number(stdout.trim().split(/\s+/)[1] ?? 0)
+      if (queued > acceptQueueMax) acceptQueueMax = queued
+    })
+  }, 100)
+  const counts = await worker.run(
+    {
+      origin: server.origin,
+      requests: [scenario.request],
+      rate,
+      warmupSeconds: window.warmup,
+      seconds: window.seconds,
+      deadlineMs: settings.deadlineMs,
+      maxSockets: settings.connections,
+      preopen: settings.connections,
+      probePath: "/healthz",
+      probeEveryMs: 100,
+    },
+    () => {
+      startTicks = cpuTicks(server.pid)
+      startedAt = performance.now()
+      throttleStart = quota.throttling()
+    },
+    () => {
+      const end = cpuTicks(server.pid)
+      cpuSeconds = (end.user - startTicks.user + end.system - startTicks.system) / clockTicks
+      wallSeconds = (performance.now() - startedAt) / 1000
+      const throttle = quota.throttling()
+      throttled = throttle.throttled - throttleStart.throttled
+      periods = throttle.periods - throttleStart.periods
+    },
+  )
+  clearInterval(sampler)
+  // Let what is still queued drain before the next run.
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  return {
+    rate,
+    counts,
+    cpuSeconds,
+    wallSeconds,
+    throttledShare: periods === 0 ? 0 : throttled / periods,
+    acceptQueueMax,
+    loadAverage: loadavg()[0] ?? 0,
+  }
+}
+
+/** `firstGuess` at the quota's share of a core. */
+const firstGuess = (scenario: Scenario) => Math.round((scenario.firstGuess * settings.cores) / 0.3)
+
+/** A shorter window for the runs that look for capacity. */
+const searchWindow = { warmup: 1, seconds: 3 }
+
+/** Whether a server served a run whole: every request answered 2xx, the slowest well within the deadline. */
+const servedWhole = (counts: OpenLoopCounts) =>
+  counts.served.count === counts.scheduled && counts.served.p99 <= settings.deadlineMs / 2
+
+/**
+ * What a server sustains under its quota, with admission control off: the highest open-loop rate
+ * it serves whole (`servedWhole`). Found from the quota over the CPU a request costs at
+ * `firstGuess` (an underestimate: a request costs less CPU the busier the server, its reads and
+ * writes batched), going up by a quarter while served whole, then halving the last step twice.
+ * (A closed loop under-measures it here: its client, busy on the other core, slows the server's
+ * hyperthreaded one, and its connections' standing queue costs more per request.)
+ */
+const capacityOf = async (
+  worker: OpenLoopWorker,
+  server: Server,
+  quota: CpuQuota,
+  scenario: Scenario,
+) => {
+  const attempt = async (rate: number) => {
+    const run = await openLoopRun(worker, server, quota, scenario, rate, searchWindow)
+    const whole = servedWhole(run.counts)
+    const cpuMicrosPerRequest = (run.cpuSeconds * 1e6) / Math.max(1, run.counts.served.count)
+    log(
+      `  ${server.name}: ${Math.round(rate)} req/s ${whole ? "served whole" : "not served whole"} (served ${run.counts.served.count} of ${run.counts.scheduled}, p99 ${run.counts.served.p99.toFixed(0)} ms, ${cpuMicrosPerRequest.toFixed(1)} µs CPU each)`,
+    )
+    return { whole, cpuMicrosPerRequest }
+  }
+  const guess = firstGuess(scenario)
+  const first = await attempt(guess)
+  if (!first.whole) throw new Error(`${server.name}: not served whole at ${guess} req/s`)
+  let low = guess
+  let lowCost = first.cpuMicrosPerRequest
+  let high = 0
+  let next = Math.max(low * 1.25, (settings.cores * 1e6) / first.cpuMicrosPerRequest)
+  for (let steps = 0; high === 0 && steps < 10; steps++) {
+    const tried = await attempt(next)
+    if (tried.whole) {
+      low = next
+      lowCost = tried.cpuMicrosPerRequest
+      next = low * 1.25
+    } else high = next
+  }
+  if (high === 0) throw new Error(`${server.name}: no rate it could not serve whole`)
+  for (let steps = 0; steps < 2; steps++) {
+    const middle: number = (low + high) / 2
+    const tried = await attempt(middle)
+    if (tried.whole) {
+      low = middle
+      lowCost = tried.cpuMicrosPerRequest
+    } else high = middle
+  }
+  log(`  ${server.name}: capacity ${Math.round(low)} req/s`)
+  return { perSecond: low, cpuMicrosPerRequest: lowCost, rate: low }
+}
+
+const main = async () => {
+  const unavailable = cpuQuotaUnavailable()
+  if (unavailable !== undefined) throw new Error(`overload.ts cannot run here: ${unavailable}`)
+  for (const warning of build.warnings) log(`warning: ${warning}`)
+  const quiet = await waitForQuietMachine()
+  log(
+    `load average ${quiet.load.toFixed(2)}${quiet.waitedSeconds > 0 ? ` after waiting ${Math.round(quiet.waitedSeconds)} s` : ""}`,
+  )
+  const directory = mkdtempSync(path.join(tmpdir(), "petstore-overload-"))
+  const worker = startOpenLoopWorker()
+  const runs: Array<OverloadRun> = []
+  const capacities: Array<OverloadReport["capacities"][number]> = []
+  /** `BENCH_OVERLOAD_EXTRA`: more services, as `name:VAR=value,VAR=value;name:…`, beside the others. */
+  const extra = (storage: (name: string) => string): ReadonlyArray<Target> =>
+    settings.extra.map(({ name, env }) => ({
+      command: service(name, storage(name), env),
+      capacityOf: "service, admission off",
+    }))
+  const kept = (targets: ReadonlyArray<Target>) =>
+    settings.targets.length === 0
+      ? targets
+      : targets.filter(
+          (target) =>
+            settings.targets.includes(target.command.name) ||
+            target.command.name === "service, admission off",
+        )
+  const groups: ReadonlyArray<{ scenario: Scenario; targets: ReadonlyArray<Target> }> = [
+    {
+      scenario: list20,
+      targets: [
+        { command: service("service", "memory"), capacityOf: "service, admission off" },
+        {
+          command: service("service, admission off", "memory", admissionOff),
+          capacityOf: "service, admission off",
+        },
+        { command: koaOperated, capacityOf: "koa, operated" },
+        {
+          command: service("service, refusing all", "memory", refuseAll),
+          capacityOf: "service, admission off",
+          refusalProbe: true,
+        },
+        ...extra(() => "memory"),
+      ],
+    },
+    {
+      scenario: durableCreate,
+      targets: [
+        {
+          command: service("service", `file:${path.join(directory, "on.db")}`),
+          capacityOf: "service, admission off",
+        },
+        {
+          command: service(
+            "service, admission off",
+            `file:${path.join(directory, "off.db")}`,
+            admissionOff,
+          ),
+          capacityOf: "service, admission off",
+        },
+        {
+          command: service(
+            "service, refusing all",
+            `file:${path.join(directory, "all.db")}`,
+            refuseAll,
+          ),
+          capacityOf: "service, admission off",
+          refusalProbe: true,
+        },
+        ...extra((name) => `file:${path.join(directory, `${name.replace(/\W+/g, "-")}.db`)}`),
+      ],
+    },
+  ]
+  try {
+    for (const { scenario, targets: all } of groups) {
+      const targets = kept(all)
+      if (settings.only !== "" && settings.only !== scenario.storage) continue
+      log(`${scenario.title}`)
+      const servers: Array<{ target: Target; server: Server; quota: CpuQuota }> = []
+      try {
+        for (const target of targets) {
+          const server = await startServer(target.command, serverCore)
+          // Refusing every request that waited at all, it would refuse some of the seeding too.
+          if (target.refusalProbe !== true) await seed(server)
+          const quota = cpuQuota("petstore-bench-overload", settings.cores)
+          if (typeof quota === "string")
+            throw new Error(`cannot hold a server to a CPU quota: ${quota}`)
+          quota.add(server.pid)
+          servers.push({ target, server, quota })
+        }
+        const capacity = new Map<string, number>()
+        for (const { server, quota } of servers) {
+          // Warm, as a running server is: a cold one serves a fraction of what it will.
+          await openLoopRun(worker, server, quota, scenario, firstGuess(scenario) / 2, searchWindow)
+        }
+        for (const { target, server, quota } of servers) {
+          if (target.capacityOf !== server.name) continue
+          const measured =
+            settings.capacity > 0
+              ? { perSecond: settings.capacity, cpuMicrosPerRequest: 0, rate: 0 }
+              : await capacityOf(worker, server, quota, scenario)
+          capacities.push({ target: server.name, scenario: scenario.id, ...measured })
+          capacity.set(server.name, measured.perSecond)
+        }
+        for (let round = 1; round <= settings.rounds; round++) {
+          log(`round ${round} of ${settings.rounds}`)
+          for (const level of settings.levels) {
+            for (const { target, server, quota } of servers) {
+              if (target.refusalProbe === true && level !== 2) continue
+              const base = capacity.get(target.capacityOf)
+              if (base === undefined) throw new Error(`no capacity for ${target.capacityOf}`)
+              const run = await openLoopRun(worker, server, quota, scenario, base * level)
+              const { counts } = run
+              log(
+                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz max ${counts.probes.max.toFixed(0)} ms, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}`,
+              )
+              runs.push({
+                ...run,
+                target: server.name,
+                scenario: scenario.id,
+                level,
+                round,
+                capacity: base,
+              })
+            }
+          }
+        }
+      } finally {
+        for (const { server, quota } of servers) {
+          await server.stop()
+          quota.remove()
+        }
+      }
+    }
+  } finally {
+    worker.stop()
+    rmSync(directory, { recursive: true, force: true })
+  }
+  const report: OverloadReport = {
+    date: new Date().toISOString(),
+    minutes: (Date.now() - started) / 60_000,
+    machine: environment(),
+    service: build.description,
+    settings,
+    loadAverageAtStart: quiet.load,
+    waitedForQuietSeconds: quiet.waitedSeconds,
+    capacities,
+    runs,
+  }
+  const markdown = overloadMarkdown(report)
+  if (quick) {
+    process.stdout.write(`${markdown}\n`)
+    return
+  }
+  mkdirSync(path.join(benchDir, "results"), { recursive: true })
+  const reportFile = path.join(benchDir, "results", "overload.json")
+  writeFileSync(reportFile, await formatted(reportFile, JSON.stringify(report)))
+  await writeOwnBlock("overload:results", markdown)
+  log("wrote results/overload.json and the overload:results block of RESULTS.md")
+}
+
+main().catch((error: unknown) => {
+  killChildren()
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  )
+  process.exit(1)
+})

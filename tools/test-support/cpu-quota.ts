@@ -1,0 +1,90 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs"
+import path from "node:path"
+
+const root = "/sys/fs/cgroup/cpu"
+
+/**
+ * A CPU quota for the processes put in it, as a container's CPU limit is: a cgroup v1 `cpu` group
+ * of its own under /sys/fs/cgroup/cpu (`cpu.cfs_quota_us` over `cpu.cfs_period_us`).
+ */
+export interface CpuQuota {
+  /** Moves a process (every thread of it) into the group. */
+  readonly add: (pid: number) => void
+  /** Periods in which the group was throttled, and for how long in all, since it was made. */
+  readonly throttling: () => {
+    readonly periods: number
+    readonly throttled: number
+    readonly seconds: number
+  }
+  /** Moves what is left in it back to the root group, and removes it. */
+  readonly remove: () => void
+}
+
+const made = new Set<string>()
+let groups = 0
+
+const removeGroup = (directory: string): void => {
+  if (!existsSync(directory)) return
+  for (const pid of readFileSync(path.join(directory, "cgroup.procs"), "utf8").split("\n")) {
+    if (pid === "") continue
+    try {
+      writeFileSync(path.join(root, "cgroup.procs"), pid)
+    } catch {
+      // The process has exited meanwhile.
+    }
+  }
+  rmdirSync(directory)
+  made.delete(directory)
+}
+
+// A test that fails midway must not leave its group behind.
+process.on("exit", () => made.forEach(removeGroup))
+
+/** Why no CPU quota can be made here (not root, no cgroup v1 `cpu` controller), if so. */
+export const cpuQuotaUnavailable = (): string | undefined => {
+  if (process.getuid?.() !== 0) return "holding a process to a CPU quota needs root (cgroup v1)"
+  if (!existsSync(path.join(root, "cpu.cfs_quota_us")))
+    return `no cgroup v1 cpu controller is mounted at ${root}`
+  return undefined
+}
+
+/**
+ * A group holding its processes to `cores` of one core (0.1: a tenth), or why none can be made
+ * here (see `cpuQuotaUnavailable`, or the kernel refused it).
+ */
+export const cpuQuota = (name: string, cores: number): CpuQuota | string => {
+  const unavailable = cpuQuotaUnavailable()
+  if (unavailable !== undefined) return unavailable
+  const directory = path.join(root, `${name}-${process.pid}-${++groups}`)
+  try {
+    mkdirSync(directory)
+    made.add(directory)
+    writeFileSync(path.join(directory, "cpu.cfs_period_us"), "100000")
+    writeFileSync(path.join(directory, "cpu.cfs_quota_us"), String(Math.round(cores * 100_000)))
+  } catch (error) {
+    if (made.has(directory)) removeGroup(directory)
+    return `cannot make a cgroup at ${directory}: ${error instanceof Error ? error.message : String(error)}`
+  }
+  const stat = (): Readonly<Record<string, number>> =>
+    Object.fromEntries(
+      readFileSync(path.join(directory, "cpu.stat"), "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => {
+          const [key = "", value = "0"] = line.split(" ")
+          return [key, Number(value)]
+        }),
+    )
+  return {
+    add: (pid) => writeFileSync(path.join(directory, "cgroup.procs"), String(pid)),
+    throttling: () => {
+      const values = stat()
+      return {
+        periods: values["nr_periods"] ?? 0,
+        throttled: values["nr_throttled"] ?? 0,
+        seconds: (values["throttled_time"] ?? 0) / 1e9,
+      }
+    },
+    remove: () => removeGroup(directory),
+  }
+}
