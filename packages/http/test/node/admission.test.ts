@@ -2,13 +2,11 @@ import assert from "node:assert/strict"
 import type { RequestListener, Server } from "node:http"
 import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { PetRepository } from "@petstore/core"
-import { MemoryPetRepository } from "@petstore/storage"
 import { assertErrorAnswer } from "@petstore/test-support/error-body"
 import { openLoopProcess, type Outcome } from "@petstore/test-support/open-loop"
 import { parseExposition } from "@petstore/test-support/prometheus-text"
 import { openRaw, type RawAnswer, type RawConnection } from "@petstore/test-support/raw-connection"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { ManagedRuntime } from "effect"
 import { createApp, createMetrics } from "../../src/index.js"
 import {
   closeGracefully,
@@ -20,6 +18,7 @@ import {
 } from "../../src/node/index.js"
 import { captureLogs } from "../harness/log-capture.js"
 import { apiKey } from "../harness/server.js"
+import { countingStore } from "../harness/counting-store.js"
 
 /**
  * Admission control (`createServer`'s `overload`): a queue that stands past the target is cut
@@ -292,24 +291,9 @@ describe("admission control", () => {
 
 describe("admission control under open-loop overload", () => {
   it("refuses with 503s instead of letting requests time out, never calls the store for a refusal, keeps /healthz answering, and recovers", async () => {
-    let storeCalls = 0
     // Each listing costs 5 ms of the loop: the server serves under 200 a second.
-    const counting = Layer.effect(
-      PetRepository,
-      Effect.map(PetRepository, (pets) =>
-        PetRepository.of({
-          ...pets,
-          list: (slice) =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                storeCalls += 1
-                busy(5)
-              }),
-              pets.list(slice),
-            ),
-        }),
-      ),
-    ).pipe(Layer.provide(MemoryPetRepository.layer))
+    const store = countingStore(() => busy(5))
+    const counting = store.layer
     const runtime = ManagedRuntime.make(counting)
     const app = createApp({ runtime, apiKeys: [apiKey], metrics: false })
     const server = createServer(app, { overload: {} })
@@ -324,7 +308,7 @@ describe("admission control under open-loop overload", () => {
     try {
       // The runtime is built by the first request: built before the load, as a running server's is.
       for (let index = 0; index < 5; index += 1) assert.equal(await list(), 200)
-      storeCalls = 0
+      const listsBefore = store.lists()
       const { outcomes, probes } = await openLoopProcess({
         origin,
         path: "/v1/pets?limit=5",
@@ -348,7 +332,7 @@ describe("admission control under open-loop overload", () => {
       assert.equal(served + refusals.length, answered.length)
       assert.ok(refusals.length > outcomes.length / 4, `only ${refusals.length} refused`)
       for (const refusal of refusals) assertErrorAnswer(refusal, 503, "overloaded")
-      assert.equal(storeCalls, served, "a refused request reached the store")
+      assert.equal(store.lists() - listsBefore, served, "a refused request reached the store")
       assert.ok(probes.length >= 10, `${probes.length} probes`)
       // The server shares this process with the test and its harness: the 1 s bound is held on the
       // real process, by apps/server/test/overload.test.ts.

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { PetRepository, StorageUnavailable } from "@petstore/core"
-import { MemoryPetRepository } from "@petstore/storage"
+import { StorageUnavailable } from "@petstore/core"
 import { failingRepository } from "@petstore/storage/testing"
 import { assertError } from "@petstore/test-support/error-body"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { startServer, type TestServer } from "../harness/server.js"
+import { countingStore } from "../harness/counting-store.js"
 
 const readyz = (server: TestServer, requestId = "readyz") =>
   fetch(`${server.origin}/readyz`, { headers: { "X-Request-Id": requestId } })
@@ -61,31 +61,18 @@ describe("GET /readyz", () => {
   })
 
   it("asks storage at most once a second, however often and however many ask", async () => {
-    let probes = 0
-    const counting = Layer.effect(
-      PetRepository,
-      Effect.map(PetRepository, (pets) =>
-        PetRepository.of({
-          ...pets,
-          list: (slice) =>
-            Effect.zipRight(
-              Effect.sync(() => (probes += 1)),
-              pets.list(slice),
-            ),
-        }),
-      ),
-    ).pipe(Layer.provide(MemoryPetRepository.layer))
-    const server = await startServer({ layer: counting })
+    const store = countingStore()
+    const server = await startServer({ layer: store.layer })
     try {
       const answers = await Promise.all(Array.from({ length: 50 }, () => readyz(server)))
       assert.ok(answers.every((response) => response.status === 200))
       for (let index = 0; index < 20; index += 1) {
         assert.equal((await readyz(server)).status, 200)
       }
-      assert.equal(probes, 1)
+      assert.equal(store.lists(), 1)
       await sleep(1_100)
       assert.equal((await readyz(server)).status, 200)
-      assert.equal(probes, 2)
+      assert.equal(store.lists(), 2)
     } finally {
       await server.close()
     }

@@ -1,38 +1,25 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
-import { PetRepository } from "@petstore/core"
-import { MemoryPetRepository } from "@petstore/storage"
 import { assertError } from "@petstore/test-support/error-body"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { ManagedRuntime } from "effect"
 import { createApp } from "../../src/index.js"
 import { closeGracefully, createServer, listen } from "../../src/node/index.js"
+import { countingStore } from "../harness/counting-store.js"
 
 const apiKey = "health-test-key-0123456789"
 
 /** The app on a server of its own, with a `stopping` signal and storage that counts its reads. */
 const startStoppable = async () => {
   const stopping = new AbortController()
-  let reads = 0
-  const counting = Layer.effect(
-    PetRepository,
-    Effect.map(PetRepository, (pets) =>
-      PetRepository.of({
-        ...pets,
-        list: (slice) =>
-          Effect.zipRight(
-            Effect.sync(() => (reads += 1)),
-            pets.list(slice),
-          ),
-      }),
-    ),
-  ).pipe(Layer.provide(MemoryPetRepository.layer))
+  const store = countingStore()
+  const counting = store.layer
   const runtime = ManagedRuntime.make(counting)
   const server = createServer(createApp({ runtime, apiKeys: [apiKey], stopping: stopping.signal }))
   const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
   return {
     origin,
     stopping,
-    reads: () => reads,
+    reads: store.lists,
     close: async () => {
       await closeGracefully(server, 1_000)
       await runtime.dispose()
