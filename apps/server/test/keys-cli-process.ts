@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process"
 import { once } from "node:events"
 import { fileURLToPath } from "node:url"
+import { builtEntry } from "./built-entry.js"
 
 const appDirectory = fileURLToPath(new URL("..", import.meta.url))
-const cliPath = fileURLToPath(new URL("../src/cli/keys.ts", import.meta.url))
-const tsxLoader = import.meta.resolve("tsx")
 
 export interface CliResult {
   readonly code: number | null
@@ -12,12 +11,12 @@ export interface CliResult {
   readonly stderr: string
 }
 
-/** Runs `npm run keys -- <args>` as the sources say (without building), with this `PETSTORE_STORAGE`. */
+/** Runs `npm run keys -- <args>` (the built CLI), with this `PETSTORE_STORAGE`. */
 export const runKeysCli = async (
   args: ReadonlyArray<string>,
   storage: string,
 ): Promise<CliResult> => {
-  const child = spawn(process.execPath, ["--import", tsxLoader, cliPath, ...args], {
+  const child = spawn(process.execPath, [...builtEntry("cli/keys"), ...args], {
     cwd: appDirectory,
     env: { PATH: process.env["PATH"] ?? "", PETSTORE_STORAGE: storage },
     stdio: ["ignore", "pipe", "pipe"],

@@ -17,14 +17,13 @@ import { after, describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { sampleValue, scrape } from "@petstore/test-support/prometheus-text"
+import { builtEntry } from "./built-entry.js"
 import { startServerProcess, type ProcessExit, type RunningServer } from "./server-process.js"
 
 // These tests read a process's memory from /proc and make FIFOs with mkfifo.
 const linuxOnly = process.platform === "linux" ? {} : { skip: "Linux only" }
 
 const appDirectory = fileURLToPath(new URL("..", import.meta.url))
-const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-const tsxLoader = import.meta.resolve("tsx")
 
 // Long enough not to be warned about at start-up: that warning is a stderr line of its own.
 const key = "log-backpressure-test-key-long-enough-1234"
@@ -208,13 +207,13 @@ const shareStdio = async (stdio: ["ignore", number, number]) => {
   await once(sharing, "exit")
 }
 
-/** `main.ts` with stdout and stderr full and blocking; resolves once `/healthz` answers. */
+/** The server (`main`) with stdout and stderr full and blocking; resolves once `/healthz` answers. */
 const startStalledServer = async () => {
   const stdout = fullFifo("stdout")
   const stderr = fullFifo("stderr")
   const stdio = ["ignore", stdout.writer, stderr.writer] as ["ignore", number, number]
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", tsxLoader, mainPath], {
+  const child = spawn(process.execPath, builtEntry("main"), {
     cwd: appDirectory,
     env: {
       PATH: process.env["PATH"] ?? "",

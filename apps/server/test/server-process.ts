@@ -3,12 +3,10 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
 import { once } from "node:events"
 import { fileURLToPath } from "node:url"
 import { parseLogLine } from "@petstore/test-support/log-capture"
+import { builtEntry } from "./built-entry.js"
 import { readPets, type PetBody } from "./harness.js"
 
 const appDirectory = fileURLToPath(new URL("..", import.meta.url))
-const mainPath = fileURLToPath(new URL("../src/main.ts", import.meta.url))
-// Resolved here, so the server may run in any working directory.
-const tsxLoader = import.meta.resolve("tsx")
 
 export const processApiKey = "durability-test-key"
 
@@ -39,7 +37,7 @@ export interface ProcessExit {
   readonly signal: string | null
 }
 
-/** `main.ts` running as a process of its own. */
+/** The server (`main`) running as a process of its own. */
 export interface ServerProcess {
   readonly child: ChildProcessWithoutNullStreams
   readonly exited: Promise<ProcessExit>
@@ -65,10 +63,10 @@ const running = new Set<ChildProcessWithoutNullStreams>()
 // A test that fails midway must not leave servers behind.
 process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")))
 
-/** Starts `main.ts` on 127.0.0.1 with an ephemeral port and the given storage. */
+/** Starts the server (`main`) on 127.0.0.1 with an ephemeral port and the given storage. */
 export const spawnServer = (options: ServerProcessOptions): ServerProcess => {
   const apiKeys = options.apiKeys ?? [processApiKey]
-  const child = spawn(process.execPath, ["--import", tsxLoader, mainPath], {
+  const child = spawn(process.execPath, builtEntry("main"), {
     cwd: options.cwd ?? appDirectory,
     env: {
       PATH: process.env["PATH"] ?? "",

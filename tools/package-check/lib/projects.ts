@@ -55,6 +55,9 @@ export const install = (
 ): Promise<Finished> =>
   runOk("npm", ["install", ...specs, "--prefer-offline", "--no-audit", "--no-fund"], {
     cwd: project,
+    // A native dependency (better-sqlite3, compiled here: no prebuilt binary can be downloaded)
+    // builds with a job per core, not one: the longest step of this suite.
+    env: { JOBS: "max" },
     ...options,
   })
 

@@ -12,16 +12,14 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { Effect, Redacted, type Scope } from "effect"
 import type { PetBody } from "../harness.js"
 import { startServerProcess, type RunningServer } from "../server-process.js"
+import { builtEntry } from "../built-entry.js"
 
 /**
- * What the backup tests share: the `storage` CLI and the server, each run as a process from the
- * sources (as `npm run storage` and `npm start` run them, without building), and reading a
- * store's tables directly.
+ * What the backup tests share: the `storage` CLI and the server, each run as a process (as
+ * `npm run storage` and `npm start` run them, built), and reading a store's tables directly.
  */
 
 const appDirectory = fileURLToPath(new URL("../..", import.meta.url))
-const cliPath = fileURLToPath(new URL("../../src/cli/storage.ts", import.meta.url))
-const tsxLoader = import.meta.resolve("tsx")
 
 /** The key every test server accepts (`PETSTORE_API_KEYS`). */
 export const apiKey = "backup-test-key"
@@ -58,7 +56,7 @@ export const spawnStorageCli = (
   storage: string,
   options: { readonly terminal?: boolean } = {},
 ): CliProcess => {
-  const command = [process.execPath, "--import", tsxLoader, cliPath, ...args]
+  const command = [process.execPath, ...builtEntry("cli/storage"), ...args]
   const [file, ...rest] =
     options.terminal === true
       ? ["script", "-qefc", command.map(quoted).join(" "), "/dev/null"]

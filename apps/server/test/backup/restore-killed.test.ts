@@ -57,7 +57,7 @@ const descendants = (pid: number): ReadonlyArray<number> => {
 const cliProcess = (pid: number) =>
   descendants(pid).find((child) => {
     try {
-      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("storage.ts")
+      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("cli/storage.js")
     } catch {
       return false
     }
