@@ -25,7 +25,7 @@ export const shutdownSettings = {
     variable: "PETSTORE_SHUTDOWN_DRAIN",
     fallback: "5s",
     description:
-      "On `SIGTERM`, how long the server goes on accepting connections and answering as usual while `GET /readyz` answers 503, for load balancers and Kubernetes to stop sending it requests; then it stops accepting at the first quiet moment, at most 1.1 s later (`0s`: at once). `SIGINT` (Ctrl-C) skips it.",
+      "On `SIGTERM`, how long the server goes on accepting connections and answering as usual while `GET /readyz` answers 503, for load balancers and Kubernetes to stop sending it requests; then it stops accepting at the first quiet moment, at most 2 s later (`0s`: at once). `SIGINT` (Ctrl-C) skips it.",
     read: fromEnv(milliseconds),
   }),
   shutdownIdle: setting({

@@ -65,7 +65,7 @@ describe("shutting down behind a load balancer", { timeout: processTestTimeout }
     await logged(server.stdout, /"drainMs":2000,"idleMs":1000,.*"message":"shutting down"/)
 
     const readyz = await fetch(`${server.origin}/readyz`)
-    assert.match(await assertError(readyz, 503, "storage_unavailable"), /shutting down/)
+    assert.match(await assertError(readyz, 503, "shutting_down"), /shutting down/)
     assert.equal((await fetch(`${server.origin}/healthz`)).status, 200)
     assert.equal((await server.api("/pets")).status, 200)
     used.socket.write(request("/v1/pets"))

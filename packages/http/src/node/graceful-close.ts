@@ -2,13 +2,16 @@ import type { RequestListener, Server, ServerResponse } from "node:http"
 import { Server as NetServer } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
 import { closeAfterAnswer } from "./connection-closing.js"
+import { atQuietMoment } from "./quiet-moment.js"
+
+export { quietWithinMs } from "./quiet-moment.js"
 
 /**
  * How a server stops, each step bounded, in milliseconds. The steps, in order:
  *
  * 1. `drainMs`: it goes on accepting connections and answering as usual, kept-alive connections
  *    included, while a load balancer notices that it is not ready (the app's `/readyz`) and stops
- *    sending it requests. The drain ends at a quiet moment (see `quietMoment`), at most
+ *    sending it requests. The drain ends at a quiet moment (see `atQuietMoment`), at most
  *    `quietWithinMs` later.
  * 2. It stops accepting connections: a balancer's next attempt is refused before any of the
  *    request is sent, which every balancer may retry elsewhere, a POST included. From then on each
@@ -31,51 +34,6 @@ export interface CloseSteps {
 
 /** How often connections that fall idle after step 3 (their answer was kept alive) are closed. */
 const idleSweepMs = 50
-
-/** How long no connection must have arrived for the moment to count as quiet. */
-const quietMs = 50
-
-/** The longest turn of the event loop after which it still counts as keeping up. */
-const shortTurnMs = 1
-
-/** How long the drain waits for a quiet moment, after which a short turn will do. */
-const quietWaitMs = 1_000
-
-/** The longest the drain goes on past `drainMs`, whatever the turns. */
-export const quietWithinMs = 1_100
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-/**
- * Resolves at a moment when closing the listener resets nobody's connection, as nearly as can be
- * told. Closing a listening socket resets the connections waiting in its accept queue, and a
- * balancer has already sent a request on those (a POST it will not retry). The event loop accepts
- * them when it polls, once a turn: a turn that runs long (a busy or starved process) leaves
- * whatever arrived meanwhile in the queue, unseen, however quiet the moment looked. So the moment
- * is taken in the check phase of a short turn, whose poll has just accepted what was waiting and
- * after which little can have arrived; and, for up to `quietWaitMs`, only once no connection has
- * arrived for `quietMs` either, when the balancer is not opening any (one that opens connections
- * all the time keeps too few idle). Past `quietWithinMs`, any moment.
- */
-const quietMoment = async (lastConnectionAt: () => number): Promise<void> => {
-  const started = performance.now()
-  await nextTurn()
-  let turnStartedAt = performance.now()
-  for (;;) {
-    await nextTurn()
-    const now = performance.now()
-    const waited = now - started
-    const quietFor = now - lastConnectionAt()
-    const short = now - turnStartedAt <= shortTurnMs
-    if (waited >= quietWithinMs) return
-    if (short && (quietFor >= quietMs || waited >= quietWaitMs)) return
-    if (quietFor < quietMs && waited < quietWaitMs) {
-      await sleep(Math.min(quietMs - quietFor, quietWaitMs - waited))
-    }
-    await nextTurn()
-    turnStartedAt = performance.now()
-  }
-}
 
 /** What a server of `createServer` tells `closeGracefully`: its answers under way. */
 interface Tracked {
@@ -128,27 +86,11 @@ const lastAnswers = (server: Server): void => {
 }
 
 /**
- * Stops the server by the steps of `CloseSteps` and resolves once every connection is closed. A
- * number is `graceMs` alone: no drain, idle connections closed at once.
+ * Steps 2 to 4: stops accepting connections at once, makes every answer from now on its
+ * connection's last, and resolves once every connection is closed.
  */
-export const closeGracefully = async (
-  server: Server,
-  steps: number | CloseSteps,
-): Promise<void> => {
-  const {
-    drainMs = 0,
-    idleMs = 0,
-    graceMs,
-  } = typeof steps === "number" ? { graceMs: steps } : steps
-  if (drainMs > 0) {
-    let lastConnectionAt = Number.NEGATIVE_INFINITY
-    const connected = () => (lastConnectionAt = performance.now())
-    server.on("connection", connected)
-    await sleep(drainMs)
-    await quietMoment(() => lastConnectionAt)
-    server.off("connection", connected)
-  }
-  await new Promise<void>((resolve) => {
+const stopAccepting = (server: Server, idleMs: number, graceMs: number): Promise<void> =>
+  new Promise<void>((resolve) => {
     let sweep: NodeJS.Timeout | undefined
     // http.Server's close: stops accepting if it still does, closes the idle connections and stops
     // checking the timeouts of the others (the cut bounds them).
@@ -170,4 +112,31 @@ export const closeGracefully = async (
     if (release === undefined) closeIdle(finished)
     else NetServer.prototype.close.call(server, finished)
   })
+
+/**
+ * Stops the server by the steps of `CloseSteps` and resolves once every connection is closed. A
+ * number is `graceMs` alone: no drain, idle connections closed at once.
+ */
+export const closeGracefully = async (
+  server: Server,
+  steps: number | CloseSteps,
+): Promise<void> => {
+  const {
+    drainMs = 0,
+    idleMs = 0,
+    graceMs,
+  } = typeof steps === "number" ? { graceMs: steps } : steps
+  if (drainMs <= 0) return stopAccepting(server, idleMs, graceMs)
+  let lastConnectionAt = Number.NEGATIVE_INFINITY
+  const connected = () => (lastConnectionAt = performance.now())
+  server.on("connection", connected)
+  await sleep(drainMs)
+  return atQuietMoment(
+    server,
+    () => lastConnectionAt,
+    () => {
+      server.off("connection", connected)
+      return stopAccepting(server, idleMs, graceMs)
+    },
+  )
 }

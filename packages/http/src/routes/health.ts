@@ -15,17 +15,21 @@ export const registerHealthRoute = (router: ApiRouter): void => {
   })
 }
 
-/** 503 `storage_unavailable` with `Retry-After`: the code a balancer's probe needs is the status. */
-const notReady = (ctx: RouterContext<RouteState>, message: string): void => {
+/** 503 with `Retry-After`: the status is what a balancer's probe needs, the code tells people why. */
+const notReady = (
+  ctx: RouterContext<RouteState>,
+  code: "storage_unavailable" | "shutting_down",
+  message: string,
+): void => {
   ctx.set("Retry-After", String(retryAfterSeconds))
-  respondWithError(ctx, apiError("storage_unavailable", message))
+  respondWithError(ctx, apiError(code, message))
 }
 
 /**
  * `GET /readyz`: storage answers too, else 503 `storage_unavailable` with `Retry-After`. Once
- * `stopping` is aborted (the process is shutting down), 503 at once, storage unasked: load
- * balancers stop sending requests while the server still answers them. Open to all, like
- * `/healthz`.
+ * `stopping` is aborted (the process is shutting down), 503 `shutting_down` at once, storage
+ * unasked: load balancers stop sending requests while the server still answers them. Open to
+ * all, like `/healthz`.
  */
 export const registerReadinessRoute = (
   router: ApiRouter,
@@ -34,12 +38,14 @@ export const registerReadinessRoute = (
 ): void => {
   router.get("/readyz", async (ctx) => {
     ctx.set("Cache-Control", "no-store")
-    if (stopping?.aborted === true) return notReady(ctx, "shutting down; not ready")
+    if (stopping?.aborted === true) {
+      return notReady(ctx, "shutting_down", "shutting down; not ready")
+    }
     const answer = await readiness(ctx.state.log)
     if (answer.ready) {
       ctx.body = { status: "ready" }
       return
     }
-    notReady(ctx, "storage is not answering; not ready")
+    notReady(ctx, "storage_unavailable", "storage is not answering; not ready")
   })
 }

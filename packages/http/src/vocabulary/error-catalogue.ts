@@ -153,6 +153,13 @@ export const errorCatalogue = {
     when: "Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds.",
     headers: { "Retry-After": "RetryAfter" },
   },
+  shutting_down: {
+    status: 503,
+    origin: "operation",
+    afterAdmission: false,
+    when: "`GET /readyz` only: the process is shutting down (`SIGTERM` or `SIGINT`), so a load balancer should stop sending it requests; it still answers them until it stops accepting connections.",
+    headers: { "Retry-After": "RetryAfter" },
+  },
   overloaded: {
     status: 503,
     origin: "node",

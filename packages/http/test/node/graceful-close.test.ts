@@ -37,6 +37,26 @@ const holdEventLoop = (ms: number) => {
   }
 }
 
+/**
+ * Holds every turn of this process's event loop, in its check phase, for 3 ms (a process that
+ * never keeps up), and the first turn after `blockAtMs` for `blockMs` (then it stalls), until
+ * `untilMs`. Started before `closeGracefully`, each hold comes before the drain's own look in the
+ * same phase.
+ */
+const holdEveryTurn = (blockAtMs: number, blockMs: number, untilMs: number) => {
+  const started = performance.now()
+  let blocked = false
+  const turn = () => {
+    const elapsed = performance.now() - started
+    if (elapsed >= untilMs) return
+    const stall = !blocked && elapsed >= blockAtMs
+    blocked ||= stall
+    holdEventLoop(stall ? blockMs : 3)
+    setImmediate(turn)
+  }
+  setImmediate(turn)
+}
+
 /** `GET /slow` waits for `releaseSlow`, `GET /hold` holds the event loop 800 ms; anything else is answered at once. */
 const answering =
   (slow: Promise<void>): RequestListener =>
@@ -83,6 +103,27 @@ const connects = (origin: string): Promise<true | string> =>
     })
     socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
   })
+
+/** A request on a new connection: its status, or the error code of a connection refused or reset. */
+const askOnce = (origin: string): Promise<number | string> =>
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(origin)
+    const socket = connect({ port: Number(port), host: hostname }, () => socket.write(request("/")))
+    let received = ""
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString()
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1]
+      if (status === undefined) return
+      socket.destroy()
+      resolve(Number(status))
+    })
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
+    socket.once("close", () => resolve("closed without an answer"))
+  })
+
+/** The outcomes that are neither an answer nor a refusal to connect: requests lost. */
+const lost = (outcomes: ReadonlyArray<unknown>): ReadonlyArray<unknown> =>
+  outcomes.filter((outcome) => outcome !== 200 && outcome !== "ECONNREFUSED")
 
 /** Waits until the server no longer accepts connections; fails past `withinMs`. */
 const refusedWithin = async (origin: string, withinMs: number): Promise<number> => {
@@ -137,7 +178,7 @@ interface Client {
   /** Tells it to go. */
   readonly go: () => void
   /** How each of its connections ended. */
-  readonly outcomes: () => Promise<unknown>
+  readonly outcomes: () => Promise<ReadonlyArray<unknown>>
 }
 
 const startClient = async (
@@ -162,7 +203,9 @@ const startClient = async (
     go: () => client.stdin.end("go\n"),
     outcomes: async () => {
       await exited
-      return JSON.parse(printed.slice("ready\n".length))
+      const outcomes: unknown = JSON.parse(printed.slice("ready\n".length))
+      assert.ok(Array.isArray(outcomes), printed)
+      return outcomes
     },
   }
 }
@@ -235,6 +278,52 @@ describe("closeGracefully", () => {
         await client.outcomes(),
         Array.from({ length: 30 }, () => 200),
       )
+    },
+  )
+
+  // Closing a listener resets the connections in its accept queue, requests sent on them included.
+  // Linux tells how many wait there; elsewhere the drain can only guess (a short turn).
+  const linuxOnly = {
+    ...limit,
+    skip: process.platform !== "linux" && "the accept queue is read from Linux's /proc/net/tcp",
+  }
+
+  it(
+    "in a process whose turns never run short, stops accepting once the kernel says no connection waits, not at a moment it may be stalled",
+    linuxOnly,
+    async () => {
+      const { server, origin } = await serve()
+      // Its connections arrive 1,050 ms into the search for a quiet moment (after the 100 ms drain),
+      // while this process is stalled from 1,050 to 1,450 ms: past quietWithinMs.
+      const client = await startClient(origin, 30, -1, 1_150)
+      holdEveryTurn(1_050, 400, 1_600)
+      client.go()
+      await closeGracefully(server, { drainMs: 100, idleMs: 100, graceMs: 5_000 })
+      assert.deepEqual(lost(await client.outcomes()), [])
+    },
+  )
+
+  it(
+    "while connections keep arriving and its turns never run short, waits until none waits in the accept queue before it stops accepting",
+    linuxOnly,
+    async () => {
+      const { server, origin } = await serve()
+      // As above, stalled from 1,050 to 1,650 ms, and a new connection every 20 ms until the stall:
+      // no moment is quiet before it.
+      const client = await startClient(origin, 30, -1, 1_150)
+      holdEveryTurn(1_050, 600, 1_800)
+      const asked: Array<Promise<number | string>> = []
+      const asking = setInterval(() => asked.push(askOnce(origin)), 20)
+      client.go()
+      const closed = closeGracefully(server, { drainMs: 100, idleMs: 100, graceMs: 5_000 })
+      await sleep(1_050)
+      clearInterval(asking)
+      await closed
+      assert.deepEqual(lost(await Promise.all(asked)), [])
+      const outcomes = await client.outcomes()
+      assert.deepEqual(lost(outcomes), [])
+      // Past the first second any moment with nobody waiting will do, but not one with somebody.
+      assert.ok(outcomes.includes(200), `the stall's connections: ${JSON.stringify(outcomes)}`)
     },
   )
 

@@ -28,14 +28,14 @@ const startStoppable = async () => {
 }
 
 describe("GET /readyz while the process shuts down", () => {
-  it("is 503 with the Error body once `stopping` is aborted, storage unasked, while everything else is served", async () => {
+  it("is 503 shutting_down with the Error body once `stopping` is aborted, storage unasked, while everything else is served", async () => {
     const server = await startStoppable()
     try {
       assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
       server.stopping.abort()
       const readsBefore = server.reads()
       const response = await fetch(`${server.origin}/readyz`)
-      const message = await assertError(response, 503, "storage_unavailable")
+      const message = await assertError(response, 503, "shutting_down")
       assert.match(message, /shutting down/)
       assert.equal(response.headers.get("retry-after"), "1")
       assert.equal(response.headers.get("cache-control"), "no-store")
