@@ -3,14 +3,14 @@
  * limit holds it; `BENCH_OVERLOAD_CORES`, 0.3) and pinned to core 0, an open-loop generator
  * (open-loop-worker.ts) pinned to core 1, every request given up 1 s after its scheduled time.
  * First each baseline's capacity (`capacityOf`: the highest open-loop rate it serves whole with
- * admission control off); then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
+ * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
  * service with admission control (the default), the same with it off, and Koa as operated, on
  * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
  * SQLite file. The cost of a refusal is measured on the service told to refuse every request
  * that waited at all (`PETSTORE_OVERLOAD_TARGET=0ms`, `PETSTORE_OVERLOAD_INTERVAL=0ms`): server
  * CPU per refusal from /proc, against CPU per served request at 0.8×.
  *
- *   npm run overload -w @petstore/bench          # about 8 minutes
+ *   npm run overload -w @petstore/bench          # about 12 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
  *
  * It needs root (the cgroup), taskset and two cores; it waits for the machine's 1-minute load
@@ -329,6 +329,10 @@ const firstGuess = (scenario: Scenario) => Math.round((scenario.firstGuess * set
 /** A shorter window for the runs that look for capacity. */
 const searchWindow = { warmup: 1, seconds: 3 }
 
+/** Every server's warm-up once capacities are known, at this fraction of its capacity. */
+const warmLevel = 0.7
+const warmWindow = { warmup: 4, seconds: 4 }
+
 /** Whether a server served a run whole: every request answered 2xx, the slowest well within the deadline. */
 const servedWhole = (counts: OpenLoopCounts) =>
   counts.served.count === counts.scheduled && counts.served.p99 <= settings.deadlineMs / 2
@@ -486,6 +490,13 @@ const main = async () => {
               : await capacityOf(worker, server, quota, scenario)
           capacities.push({ target: server.name, scenario: scenario.id, ...measured })
           capacity.set(server.name, measured.perSecond)
+        }
+        for (const { target, server, quota } of servers) {
+          const base = capacity.get(target.capacityOf)
+          if (base === undefined || target.refusalProbe === true) continue
+          // Each as warm as the one whose capacity was searched: a process still compiling its
+          // hot paths, on the same quota, serves less, and would rightly refuse below capacity.
+          await openLoopRun(worker, server, quota, scenario, base * warmLevel, warmWindow)
         }
         for (let round = 1; round <= settings.rounds; round++) {
           log(`round ${round} of ${settings.rounds}`)

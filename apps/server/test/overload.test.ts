@@ -1,7 +1,6 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { defaultOverload } from "@petstore/http/node"
 import { cpuQuota, cpuQuotaUnavailable } from "@petstore/test-support/cpu-quota"
 import { assertErrorAnswer } from "@petstore/test-support/error-body"
 import { openLoopProcess } from "@petstore/test-support/open-loop"
@@ -11,11 +10,12 @@ import { parseLogLine } from "@petstore/test-support/log-capture"
 import { processApiKey, processTestTimeout, startServerProcess } from "./server-process.js"
 
 /**
- * Overload, on the real process: held to a fifth of a core by a cgroup CPU quota (as a container's
- * CPU limit holds it), given open-loop load at about twice what it can serve from another
- * process. (Far past that, refusing alone takes the whole quota: each costs about a tenth of a
- * served page, so at ten times capacity nothing would be left to serve with.) Without the quota the test cannot make the overload: it is skipped, except in CI
- * (`CI=true`, run as root), where it fails saying why.
+ * Overload, on the real process with admission control as it is by default: held to a fifth of a
+ * core by a cgroup CPU quota (as a container's CPU limit holds it), given open-loop load from
+ * another process at about twice what it can serve, and at half. (Far past twice, refusing alone
+ * takes the whole quota: each costs about a tenth of a served page, so at ten times capacity
+ * nothing would be left to serve with.) Without the quota the test cannot make the overload: it
+ * is skipped, except in CI (`CI=true`, run as root), where it fails saying why.
  */
 
 const unavailable = cpuQuotaUnavailable()
@@ -24,51 +24,58 @@ const skip = unavailable === undefined || process.env["CI"] === "true" ? false :
 /** A page of 100 pets: a fifth of a core serves about 500 a second. */
 const listPath = "/v1/pets?limit=100"
 
+/** A memory server with 100 pets, warm, held to a fifth of a core: what each case loads. */
+const startHeldServer = async () => {
+  assert.equal(unavailable, undefined, `cannot hold the server to a CPU quota: ${unavailable}`)
+  // Admission control as it is by default.
+  const server = await startServerProcess({
+    storage: "memory",
+    env: { PETSTORE_LOG_LEVEL: "warn", PETSTORE_RATE_LIMIT: "off" },
+  })
+  const quota = cpuQuota("petstore-test-overload", 0.2)
+  assert.ok(typeof quota !== "string", `cannot hold the server to a CPU quota: ${quota}`)
+  for (let index = 0; index < 100; index += 1) {
+    const created = await server.api("/pets", postJson({ name: `Pet ${index}`, categoryId: 1 }))
+    assert.equal(created.status, 201)
+  }
+  const list = async () => {
+    const response = await server.request(listPath)
+    await response.arrayBuffer()
+    return response.status
+  }
+  // Warm, as a running server is: one still compiling its hot paths on the same quota serves
+  // less, and would rightly refuse what it will serve once warm.
+  for (let index = 0; index < warmRequests; index += 1) assert.equal(await list(), 200)
+  const before = await scrape(server.origin)
+  quota.add(server.child.pid ?? 0)
+  const load = (rate: number) =>
+    openLoopProcess({
+      origin: server.origin,
+      path: listPath,
+      headers: { Authorization: `Bearer ${processApiKey}` },
+      rate,
+      seconds: 5,
+      deadlineMs: 2_000,
+      connections: 256,
+      probe: { path: "/healthz", everyMs: 100 },
+    })
+  const stop = async () => {
+    quota.remove()
+    await server.stop()
+  }
+  return { server, before, list, load, stop }
+}
+
+const warmRequests = 1_000
+
 describe("overload", { skip }, () => {
   it(
     "refuses with well-formed 503s instead of letting requests time out, keeps /healthz answering, never lets a refusal reach the app, and recovers by itself",
     { timeout: processTestTimeout },
     async () => {
-      assert.equal(unavailable, undefined, `cannot hold the server to a CPU quota: ${unavailable}`)
-      const server = await startServerProcess({
-        storage: "memory",
-        env: {
-          PETSTORE_LOG_LEVEL: "warn",
-          PETSTORE_RATE_LIMIT: "off",
-          PETSTORE_OVERLOAD_TARGET: `${defaultOverload.targetMs}ms`,
-        },
-      })
-      const quota = cpuQuota("petstore-test-overload", 0.2)
-      assert.ok(typeof quota !== "string", `cannot hold the server to a CPU quota: ${quota}`)
+      const { server, before, list, load, stop } = await startHeldServer()
       try {
-        for (let index = 0; index < 100; index += 1) {
-          const created = await server.api(
-            "/pets",
-            postJson({ name: `Pet ${index}`, categoryId: 1 }),
-          )
-          assert.equal(created.status, 201)
-        }
-        const list = async () => {
-          const response = await server.request(listPath)
-          await response.arrayBuffer()
-          return response.status
-        }
-        // Warm, as a running server is.
-        for (let index = 0; index < 50; index += 1) assert.equal(await list(), 200)
-        const before = await scrape(server.origin)
-        quota.add(server.child.pid ?? 0)
-
-        const { outcomes, probes } = await openLoopProcess({
-          origin: server.origin,
-          path: listPath,
-          headers: { Authorization: `Bearer ${processApiKey}` },
-          rate: 1_000,
-          seconds: 5,
-          deadlineMs: 2_000,
-          connections: 256,
-          probe: { path: "/healthz", everyMs: 100 },
-        })
-
+        const { outcomes, probes } = await load(1_000)
         const answers = outcomes.flatMap((outcome) =>
           outcome.kind === "answered" ? [outcome.answer] : [],
         )
@@ -114,8 +121,36 @@ describe("overload", { skip }, () => {
         await sleep(500)
         for (let index = 0; index < 20; index += 1) assert.equal(await list(), 200)
       } finally {
-        quota.remove()
-        await server.stop()
+        await stop()
+      }
+    },
+  )
+
+  it(
+    "refuses nothing below capacity, under the same quota",
+    { timeout: processTestTimeout },
+    async () => {
+      const { server, before, load, stop } = await startHeldServer()
+      try {
+        // About half of what a fifth of a core serves: each 100 ms period's share is spent on
+        // some periods and the process is frozen for the rest of them, which is no queue.
+        const { outcomes } = await load(250)
+        const statuses = outcomes.map((outcome) =>
+          outcome.kind === "answered" ? outcome.answer.status : outcome.kind,
+        )
+        assert.deepEqual(
+          statuses.filter((status) => status !== 200),
+          [],
+          `${statuses.length} requests`,
+        )
+        const after = await scrape(server.origin)
+        assert.equal(
+          (sampleValue(after, "petstore_overload_refused_total") ?? 0) -
+            (sampleValue(before, "petstore_overload_refused_total") ?? 0),
+          0,
+        )
+      } finally {
+        await stop()
       }
     },
   )

@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from "../vocabulary/logger.js"
 import { requestIdFor, requestIdHeader } from "../request/request-id.js"
 import type { OverloadReadings } from "../observability/metrics.js"
 import { boundUnwantedBodies, closeAfterAnswer, unwantedBodyBudget } from "./connection-closing.js"
+import { longestCpuFreezeMs } from "./cpu-throttle.js"
 
 /**
  * How the server refuses what it cannot serve in time: CoDel's two durations ("Controlling Queue
@@ -16,6 +17,11 @@ import { boundUnwantedBodies, closeAfterAnswer, unwantedBodyBudget } from "./con
  * longer than `targetMs` is refused with 503 `overloaded`, and those that have not are served.
  * The queue lies down again once no request has waited longer than `targetMs` for `intervalMs`
  * (a loop that fell idle for a moment in an overload does not let the next turn's backlog in).
+ *
+ * Under a CPU quota (a container's CPU limit) the process is frozen for part of every period once
+ * it has used its share, and a request arriving then waits out the freeze however light the load:
+ * that wait is no queue, and refusing would not shorten it. So the target in force is `targetMs`
+ * plus the quota's longest freeze (`longestCpuFreezeMs`, read again every `quotaReadMs`).
  *
  * Nothing here is a rate or a concurrency: what is served adapts to what the process can serve
  * (a CPU quota, a slower disk, a noisy neighbour) because each request is judged by how long it
@@ -96,6 +102,25 @@ const pathOf = (url: string): string => {
   return query === -1 ? url : url.slice(0, query)
 }
 
+/** How often the CPU quota is read again: a process may be moved into a group, or its limit changed. */
+const quotaReadMs = 1_000
+
+/**
+ * The longest freeze of the process's CPU quota, as last read (0 until read): one reader per
+ * process, started with the first admission control, its timer unref'd.
+ */
+const cpuFreeze = { ms: 0, watched: false }
+const watchCpuFreeze = () => {
+  if (cpuFreeze.watched) return
+  cpuFreeze.watched = true
+  const read = () =>
+    void longestCpuFreezeMs().then((ms) => {
+      cpuFreeze.ms = ms
+    })
+  read()
+  setInterval(read, quotaReadMs).unref()
+}
+
 /** How often the loop clock ticks, in ms: it bounds how stale a wait's lower bound can be. */
 const clockTickMs = 10
 
@@ -143,11 +168,13 @@ export const admissionControl = (
   options: OverloadOptions,
   observers: OverloadObservers = {},
 ): ((listener: RequestListener) => RequestListener) => {
-  const { targetMs, intervalMs } = options
+  const { intervalMs } = options
   const exempt: ReadonlySet<string> = new Set(options.exemptPaths)
   const logger = observers.logger ?? silentLogger
   const timing = performance.nodeTiming
   startLoopClock()
+  watchCpuFreeze()
+  const targetMs = () => options.targetMs + cpuFreeze.ms
 
   let admitted = 0
   let refused = 0
@@ -214,7 +241,7 @@ export const admissionControl = (
     episode = { startedAt: now, refusedBefore: refused - 1, seen: refused }
     episodeWatch = setInterval(watchEpisode, episodeQuietMs).unref()
     logger.warn(
-      { waitedMs: Math.round(waitedMs), targetMs, intervalMs },
+      { waitedMs: Math.round(waitedMs), targetMs: targetMs(), intervalMs },
       "overloaded: refusing the requests that waited too long, with 503, until the load falls",
     )
   }
@@ -228,6 +255,7 @@ export const admissionControl = (
       return longest
     },
     standing: () => standing,
+    targetSeconds: () => targetMs() / 1000,
   })
 
   return (listener) => (request, response) => {
@@ -253,7 +281,8 @@ export const admissionControl = (
       now - (decidedAt === undefined ? firstArrivedAfter : Math.max(arrivedAfter, decidedAt))
     lastDecided.set(socket, now)
     if (waitedMs > longestWaitMs) longestWaitMs = waitedMs
-    if (waitedMs <= targetMs) {
+    const target = targetMs()
+    if (waitedMs <= target) {
       aboveSince = undefined
       if (standing && now - aboveTargetAt > intervalMs) standing = false
     } else {
@@ -261,7 +290,7 @@ export const admissionControl = (
       aboveSince ??= now
       if (now - aboveSince > intervalMs) standing = true
     }
-    if (standing && waitedMs > targetMs && !exempt.has(pathOf(request.url ?? ""))) {
+    if (standing && waitedMs > target && !exempt.has(pathOf(request.url ?? ""))) {
       refused++
       lastRefusedAt = now
       if (episode === undefined) beginEpisode(now, waitedMs)

@@ -44,6 +44,8 @@ export interface OverloadReadings {
   readonly takeLongestWaitSeconds: () => number
   /** Whether waits have stayed above the target for the interval: a standing queue is being cut. */
   readonly standing: () => boolean
+  /** The target in force, in seconds: the one given, plus a CPU quota's longest freeze. */
+  readonly targetSeconds: () => number
 }
 
 const durationBuckets = [
@@ -169,6 +171,14 @@ const watchOverload = (registry: Registry, readings: OverloadReadings): void => 
     registers: [registry],
     collect() {
       this.set(readings.takeLongestWaitSeconds())
+    },
+  })
+  new Gauge({
+    name: "petstore_overload_target_seconds",
+    help: "The wait past which requests are refused while the queue stands: the target set, plus the longest freeze of the process's CPU quota.",
+    registers: [registry],
+    collect() {
+      this.set(readings.targetSeconds())
     },
   })
   new Gauge({
