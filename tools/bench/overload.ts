@@ -4,7 +4,7 @@
  * (open-loop-worker.ts) pinned to core 1, every request given up 1 s after its scheduled time.
  * First each baseline's capacity (`capacityOf`: the highest open-loop rate it serves whole with
  * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
- * service with admission control (the default), the same with it off, and Koa as operated, on
+ * service with admission control (`PETSTORE_OVERLOAD_TARGET=50ms`), the same with it off, and Koa as operated, on
  * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
  * SQLite file. The cost of a refusal is measured on the service told to refuse every request
  * that waited at all (`PETSTORE_OVERLOAD_TARGET=0ms`, `PETSTORE_OVERLOAD_INTERVAL=0ms`): server
@@ -179,6 +179,7 @@ const koaOperated: ServerCommand = {
   env: { PETSTORE_API_KEYS: apiKey, PETSTORE_LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" },
 }
 
+const admissionOn = { PETSTORE_OVERLOAD_TARGET: "50ms" }
 const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
 const refuseAll = { PETSTORE_OVERLOAD_TARGET: "0ms", PETSTORE_OVERLOAD_INTERVAL: "0ms" }
 
@@ -418,7 +419,10 @@ const main = async () => {
     {
       scenario: list20,
       targets: [
-        { command: service("service", "memory"), capacityOf: "service, admission off" },
+        {
+          command: service("service", "memory", admissionOn),
+          capacityOf: "service, admission off",
+        },
         {
           command: service("service, admission off", "memory", admissionOff),
           capacityOf: "service, admission off",
@@ -436,7 +440,7 @@ const main = async () => {
       scenario: durableCreate,
       targets: [
         {
-          command: service("service", `file:${path.join(directory, "on.db")}`),
+          command: service("service", `file:${path.join(directory, "on.db")}`, admissionOn),
           capacityOf: "service, admission off",
         },
         {
