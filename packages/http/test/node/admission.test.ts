@@ -274,7 +274,7 @@ describe("admission control", () => {
     assert.equal(logs.lines().length, 2)
   })
 
-  it("counts what it admits and refuses, and the longest wait, in /metrics", async () => {
+  it("counts what it admits and refuses, the longest wait and the target in force, in /metrics", async () => {
     const metrics = createMetrics({ processMetrics: false })
     const running = await start(5, { watchOverload: metrics.watchOverload })
     const { answers } = await burst(
@@ -286,6 +286,8 @@ describe("admission control", () => {
     assert.equal(value("petstore_overload_refused_total"), counts(answers).refused)
     assert.equal(value("petstore_overload_admitted_total"), running.served())
     assert.ok((value("petstore_overload_wait_seconds") ?? 0) > quick.targetMs / 1000)
+    // The target given, and more only where a CPU quota of less than a core holds this process.
+    assert.ok((value("petstore_overload_target_seconds") ?? 0) >= quick.targetMs / 1000)
   })
 })
 
