@@ -41,6 +41,7 @@ import {
   type Server,
   type ServerCommand,
 } from "./processes.js"
+import { defaultOverload } from "@petstore/http/node"
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
 import { numberSetting, quick } from "./bench-settings.js"
 import { overloadMarkdown, type OverloadReport, type OverloadRun } from "./overload-report.js"
@@ -179,7 +180,7 @@ const koaOperated: ServerCommand = {
   env: { PETSTORE_API_KEYS: apiKey, PETSTORE_LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" },
 }
 
-const admissionOn = { PETSTORE_OVERLOAD_TARGET: "50ms" }
+const admissionOn = { PETSTORE_OVERLOAD_TARGET: `${defaultOverload.targetMs}ms` }
 const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
 const refuseAll = { PETSTORE_OVERLOAD_TARGET: "0ms", PETSTORE_OVERLOAD_INTERVAL: "0ms" }
 
