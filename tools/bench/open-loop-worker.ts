@@ -14,7 +14,7 @@
  *
  *   node --import tsx open-loop-worker.ts
  */
-import { Agent, request, type ClientRequest } from "node:http"
+import { Agent, request, type ClientRequest, type IncomingMessage } from "node:http"
 import { createInterface } from "node:readline"
 import { Schema } from "effect"
 import {
@@ -25,6 +25,9 @@ import {
 } from "./open-loop-plan.js"
 
 const say = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`)
+
+/** The most connections opened at once before a run: a listen backlog's worth (Node's is 511). */
+const preopenWave = 256
 
 /** Nearest-rank percentiles of an unsorted list, which it sorts. */
 const latencies = (samples: Array<number>): Latencies => {
@@ -211,23 +214,38 @@ const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
 
     // The pool a balancer keeps to a server it has been sending to: connections opened and kept
     // before the load begins, so that its onset does not begin with a flood of new connections.
-    const opened = Array.from(
-      { length: plan.preopen },
-      () =>
-        new Promise<void>((done) => {
-          const outgoing = request(
-            { agent, host: origin.hostname, port: origin.port, path: plan.probePath },
-            (response) => {
-              response.resume()
+    // Each answer is held unread, its connection busy, until all are open, so that every request
+    // needs a connection of its own; they are opened in waves no larger than a listen backlog, as
+    // SYNs past a full one are dropped and sent again only after 1, 3, 7… s.
+    const openOne = () =>
+      new Promise<IncomingMessage | undefined>((answered) => {
+        const outgoing = request(
+          { agent, host: origin.hostname, port: origin.port, path: plan.probePath },
+          answered,
+        )
+        outgoing.on("error", () => answered(undefined))
+        outgoing.end()
+      })
+    const preopen = async () => {
+      const held: Array<IncomingMessage> = []
+      for (let started = 0; started < plan.preopen; started += preopenWave) {
+        const wave = Math.min(preopenWave, plan.preopen - started)
+        for (const response of await Promise.all(Array.from({ length: wave }, openOne)))
+          if (response !== undefined) held.push(response)
+      }
+      await Promise.all(
+        held.map(
+          (response) =>
+            new Promise<void>((done) => {
               response.on("end", done)
-            },
-          )
-          outgoing.on("error", () => done())
-          outgoing.end()
-        }),
-    )
+              response.on("error", () => done())
+              response.resume()
+            }),
+        ),
+      )
+    }
     if (total === 0) return finish()
-    void Promise.all(opened).then(() => {
+    void preopen().then(() => {
       startAt = performance.now() + 50
       measuredFrom = startAt + warmupCount * intervalMs
       ticker = setInterval(tick, 1)

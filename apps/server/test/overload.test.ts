@@ -1,7 +1,6 @@
 import assert from "node:assert/strict"
 import { describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { defaultOverload } from "@petstore/http/node"
 import { cpuQuota, cpuQuotaUnavailable } from "@petstore/test-support/cpu-quota"
 import { assertErrorAnswer } from "@petstore/test-support/error-body"
 import { openLoopProcess } from "@petstore/test-support/open-loop"
@@ -11,7 +10,7 @@ import { parseLogLine } from "@petstore/test-support/log-capture"
 import { processApiKey, processTestTimeout, startServerProcess } from "./server-process.js"
 
 /**
- * Overload, on the real process with admission control at its tested settings: held to a fifth of a
+ * Overload, on the real process with admission control as it is by default: held to a fifth of a
  * core by a cgroup CPU quota (as a container's CPU limit holds it), given open-loop load from
  * another process at about twice what it can serve, and at half. (Far past twice, refusing alone
  * takes the whole quota: each costs about a tenth of a served page, so at ten times capacity
@@ -28,13 +27,10 @@ const listPath = "/v1/pets?limit=100"
 /** A memory server with 100 pets, warm, held to a fifth of a core: what each case loads. */
 const startHeldServer = async () => {
   assert.equal(unavailable, undefined, `cannot hold the server to a CPU quota: ${unavailable}`)
+  // Admission control as it is by default.
   const server = await startServerProcess({
     storage: "memory",
-    env: {
-      PETSTORE_LOG_LEVEL: "warn",
-      PETSTORE_RATE_LIMIT: "off",
-      PETSTORE_OVERLOAD_TARGET: `${defaultOverload.targetMs}ms`,
-    },
+    env: { PETSTORE_LOG_LEVEL: "warn", PETSTORE_RATE_LIMIT: "off" },
   })
   const quota = cpuQuota("petstore-test-overload", 0.2)
   assert.ok(typeof quota !== "string", `cannot hold the server to a CPU quota: ${quota}`)

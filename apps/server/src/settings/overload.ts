@@ -7,9 +7,9 @@ import { milliseconds } from "./values.js"
 export const overloadSettings = {
   overloadTarget: setting({
     variable: "PETSTORE_OVERLOAD_TARGET",
-    fallback: "off",
+    fallback: `${defaultOverload.targetMs}ms`,
     description:
-      "Admission control, off unless set (`50ms` is its tested value): once requests have waited longer than this (plus a CPU quota's freeze, under a quota of less than a core) for `PETSTORE_OVERLOAD_INTERVAL` (a standing queue, not a burst), each that has is refused at once with 503 `overloaded` and `Retry-After`, before the key check, its body and storage; `/healthz`, `/readyz` and `/metrics` never are. `off`: every request is served however late. Off by default: it can still refuse honest clients when the process is starved, as by a backup beside it (see Overload).",
+      "Admission control: once requests have waited longer than this (plus a CPU quota's freeze, under a quota of less than a core) for `PETSTORE_OVERLOAD_INTERVAL` while the server computed (a standing queue of its own work, not a burst, nor a disk that stalls it), each that has is refused at once with 503 `overloaded` and `Retry-After`, before the key check, its body and storage; `/healthz`, `/readyz` and `/metrics` never are. `off`: every request is served however late (see Overload).",
     read: fromEnv(orOff(milliseconds)),
   }),
   overloadInterval: setting({

@@ -7,6 +7,7 @@ import { requestIdFor, requestIdHeader } from "../request/request-id.js"
 import type { OverloadReadings } from "../observability/metrics.js"
 import { boundUnwantedBodies, closeAfterAnswer, unwantedBodyBudget } from "./connection-closing.js"
 import { longestCpuFreezeMs } from "./cpu-throttle.js"
+import { loopThreadRunnableMs } from "./loop-thread.js"
 
 /**
  * How the server refuses what it cannot serve in time: CoDel's two durations ("Controlling Queue
@@ -22,6 +23,13 @@ import { longestCpuFreezeMs } from "./cpu-throttle.js"
  * it has used its share, and a request arriving then waits out the freeze however light the load:
  * that wait is no queue, and refusing would not shorten it. So the target in force is `targetMs`
  * plus the quota's longest freeze (`longestCpuFreezeMs`, read again every `quotaReadMs`).
+ *
+ * A refusal sheds the CPU a request would have cost, and nothing else: it shortens the waits
+ * only when the loop spent them computing. A loop blocked in a system call (an SQLite commit's
+ * `fsync` on a disk busy with a backup beside the server, a WAL checkpoint) makes requests wait
+ * as long, and refusing them frees nothing: the queue counts as standing only for an interval in
+ * which the loop's thread wanted the CPU (ran, or waited for it) for at least `cpuBoundShare` of
+ * the time, and this is asked again each interval while waits stay above the target.
  *
  * Nothing here is a rate or a concurrency: what is served adapts to what the process can serve
  * (a CPU quota, a slower disk, a noisy neighbour) because each request is judged by how long it
@@ -101,6 +109,13 @@ const pathOf = (url: string): string => {
   const query = url.indexOf("?")
   return query === -1 ? url : url.slice(0, query)
 }
+
+/**
+ * The least share of an interval the loop's thread must have wanted the CPU for waits above the
+ * target to count as a queue of CPU work: an overloaded loop wants it all the time (a quota's
+ * freezes and a neighbour's turns count as wanting it), a loop stalled on a disk much less.
+ */
+const cpuBoundShare = 0.5
 
 /** How often the CPU quota is read again: a process may be moved into a group, or its limit changed. */
 const quotaReadMs = 1_000
@@ -192,10 +207,11 @@ export const admissionControl = (
   /** The loop's idle time (ms) when the current turn began. */
   let idleAtTurn = timing.idleTime
   /**
-   * Since when every request has waited longer than the target (CoDel's first-above time);
+   * The interval under way in which every request has waited longer than the target (from
+   * CoDel's first-above time), and how long the loop's thread had wanted the CPU when it began;
    * undefined once one has waited less, or the loop was idle.
    */
-  let aboveSince: number | undefined
+  let above: { at: number; runnableMs: number } | undefined
   /** The last time a request had waited longer than the target. */
   let aboveTargetAt = Number.NEGATIVE_INFINITY
   /**
@@ -267,7 +283,7 @@ export const admissionControl = (
       // queue may still stand: an overload leaves the loop idle for moments too.
       if (idle > idleAtTurn) {
         arrivedAfter = firstArrivedAfter = now
-        aboveSince = undefined
+        above = undefined
       } else {
         arrivedAfter = Math.max(previousTurnAt, tickBefore(1))
         firstArrivedAfter = Math.max(turnBeforeAt, tickBefore(2))
@@ -283,12 +299,16 @@ export const admissionControl = (
     if (waitedMs > longestWaitMs) longestWaitMs = waitedMs
     const target = targetMs()
     if (waitedMs <= target) {
-      aboveSince = undefined
+      above = undefined
       if (standing && now - aboveTargetAt > intervalMs) standing = false
     } else {
       aboveTargetAt = now
-      aboveSince ??= now
-      if (now - aboveSince > intervalMs) standing = true
+      if (above === undefined) above = { at: now, runnableMs: loopThreadRunnableMs() }
+      else if (now - above.at > intervalMs) {
+        const runnableMs = loopThreadRunnableMs()
+        standing = runnableMs - above.runnableMs >= cpuBoundShare * (now - above.at)
+        above = { at: now, runnableMs }
+      }
     }
     if (standing && waitedMs > target && !exempt.has(pathOf(request.url ?? ""))) {
       refused++

@@ -213,9 +213,8 @@ export interface ServerOptions extends EdgeObservers, OverloadObservers {
   /** Each limit not given is `defaultConnectionLimits`'. */
   readonly limits?: Partial<ConnectionLimits>
   /**
-   * Admission control, off unless given (it can refuse honest clients when the process is starved:
-   * see the README's Overload): each option not given is `defaultOverload`'s; `false` or nothing
-   * admits everything.
+   * Admission control (see the README's Overload): each option not given is `defaultOverload`'s;
+   * `false` admits everything.
    */
   readonly overload?: Partial<OverloadOptions> | false
 }
@@ -237,7 +236,7 @@ export const createServer = (
   const handler = typeof app === "function" ? app : app.callback()
   const report = refusalReporter(observers)
   const admit =
-    overload === false || overload === undefined
+    overload === false
       ? (listener: RequestListener) => listener
       : admissionControl({ ...defaultOverload, ...overload }, observers)
   const answers = trackAnswers(

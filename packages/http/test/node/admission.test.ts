@@ -34,6 +34,11 @@ const busy = (ms: number) => {
   }
 }
 
+/** Blocks the event loop without computing, as a synchronous `fsync` on a busy disk does. */
+const blocked = (ms: number) => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+}
+
 /** Short durations, so that a burst makes a standing queue in a fraction of a second. */
 const quick: OverloadOptions = { ...defaultOverload, targetMs: 20, intervalMs: 60 }
 
@@ -45,12 +50,19 @@ interface Running {
   readonly close: () => Promise<void>
 }
 
-/** A server whose every request holds the loop for `costMs`, then answers 200 `ok`. */
-const startBusyServer = async (costMs: number, options: ServerOptions = {}): Promise<Running> => {
+/**
+ * A server whose every request holds the loop for `costMs` (computing, unless `hold` says how),
+ * then answers 200 `ok`.
+ */
+const startBusyServer = async (
+  costMs: number,
+  options: ServerOptions = {},
+  hold: (ms: number) => void = busy,
+): Promise<Running> => {
   let served = 0
   const listener: RequestListener = (_request, response) => {
     served += 1
-    busy(costMs)
+    hold(costMs)
     response.writeHead(200, { "Content-Type": "text/plain", "Content-Length": 2 })
     response.end("ok")
   }
@@ -129,8 +141,12 @@ const counts = (answers: ReadonlyArray<RawAnswer>) => ({
 describe("admission control", () => {
   const open: Array<Running> = []
   after(() => Promise.all(open.map((running) => running.close())))
-  const start = async (costMs: number, options: ServerOptions = {}) => {
-    const running = await startBusyServer(costMs, options)
+  const start = async (
+    costMs: number,
+    options: ServerOptions = {},
+    hold: (ms: number) => void = busy,
+  ) => {
+    const running = await startBusyServer(costMs, options, hold)
     open.push(running)
     return running
   }
@@ -198,6 +214,17 @@ describe("admission control", () => {
       Array.from({ length: 30 }, () => get("/work")),
     )
     assert.deepEqual(counts(answers), { served: 30, refused: 0 })
+  })
+
+  it("does not take waits behind a loop blocked in a system call for a queue: refusing would free nothing", async () => {
+    // The same burst as above, each request holding the loop as long, but blocked (as an SQLite
+    // commit's fsync on a disk busy with a backup), not computing.
+    const running = await start(5, {}, blocked)
+    const { answers } = await burst(
+      running.origin,
+      Array.from({ length: 120 }, () => get("/work")),
+    )
+    assert.deepEqual(counts(answers), { served: 120, refused: 0 })
   })
 
   it("admits everything when off", async () => {
