@@ -306,6 +306,7 @@ export const admissionControl = (
       if (above === undefined) above = { at: now, runnableMs: loopThreadRunnableMs() }
       else if (now - above.at > intervalMs) {
         const runnableMs = loopThreadRunnableMs()
+        // False when the counter could not be read: no queue is taken for one unseen.
         standing = runnableMs - above.runnableMs >= cpuBoundShare * (now - above.at)
         above = { at: now, runnableMs }
       }

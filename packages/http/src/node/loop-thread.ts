@@ -19,7 +19,8 @@ const fromCpuUsage = (): number => {
   return (user + system) / 1000
 }
 
-let readable = true
+/** The counter `loopThreadRunnableMs` reads, chosen by its first call. */
+let reader: (() => number) | undefined
 
 /**
  * How long the calling thread (the event loop's, called from it) has wanted a CPU, in
@@ -27,15 +28,13 @@ let readable = true
  * waited for a CPU (a neighbour holding it, or a CPU quota's freeze). Time it spent blocked in a
  * system call (a synchronous `fsync`, a read from a slow disk) or idle, waiting for I/O, is not
  * in it. Linux counts both in `/proc/thread-self/schedstat`; elsewhere this is the process's CPU
- * time, which leaves the wait for a CPU out.
+ * time, which leaves the wait for a CPU out. Which of the two is decided by the first call, so
+ * that two readings are always of the same counter; should the counters fail to read after
+ * that, NaN, which compares false with anything (a difference with it is no time at all).
  *
  * One read costs a few microseconds: for occasional looks, not one per request.
  */
 export const loopThreadRunnableMs = (): number => {
-  if (readable) {
-    const total = fromSchedstat()
-    if (total !== undefined) return total
-    readable = false
-  }
-  return fromCpuUsage()
+  reader ??= fromSchedstat() === undefined ? fromCpuUsage : () => fromSchedstat() ?? Number.NaN
+  return reader()
 }

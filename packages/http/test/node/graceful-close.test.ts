@@ -294,7 +294,8 @@ describe("closeGracefully", () => {
     async () => {
       const { server, origin } = await serve()
       // Its connections arrive 1,050 ms into the search for a quiet moment (after the 100 ms drain),
-      // while this process is stalled from 1,050 to 1,450 ms: past quietWithinMs.
+      // while this process is stalled from 1,050 to 1,450 ms: past quietWaitMs, when any moment
+      // with nobody waiting will do.
       const client = await startClient(origin, 30, -1, 1_150)
       holdEveryTurn(1_050, 400, 1_600)
       client.go()
