@@ -56,9 +56,27 @@ const Outcome = Schema.Union(
 )
 export type Outcome = typeof Outcome.Type
 
-/** A probe's answer: its status (0 when it got none) and how long it took. */
-const ProbeOutcome = Schema.Struct({ status: Schema.Number, latencyMs: Schema.Number })
+/**
+ * A probe's answer: when it was sent (ms after the load began), its status (0 when it got none)
+ * and how long it took.
+ */
+const ProbeOutcome = Schema.Struct({
+  sentAtMs: Schema.Number,
+  status: Schema.Number,
+  latencyMs: Schema.Number,
+})
 export type ProbeOutcome = typeof ProbeOutcome.Type
+
+/**
+ * The longest stretch of the load's first `seconds` in which no probe was sent: a probe is sent
+ * once the last one is answered, so an endpoint that keeps answering leaves no long stretch, while
+ * the number of probes also depends on how much CPU the generator itself got.
+ */
+export const longestProbeGapMs = (probes: ReadonlyArray<ProbeOutcome>, seconds: number): number => {
+  const sent = probes.map((probe) => probe.sentAtMs).filter((at) => at <= seconds * 1000)
+  const edges = [0, ...sent.sort((a, b) => a - b), seconds * 1000]
+  return Math.max(...edges.slice(1).map((at, index) => at - (edges[index] ?? 0)))
+}
 
 const OpenLoopResult = Schema.Struct({
   outcomes: Schema.Array(Outcome),
@@ -188,7 +206,11 @@ const runSchedule = (
             const started = performance.now()
             const done = (status: number) => {
               probing = false
-              probes.push({ status, latencyMs: performance.now() - started })
+              probes.push({
+                sentAtMs: started - startAt,
+                status,
+                latencyMs: performance.now() - started,
+              })
             }
             const outgoing = httpRequest(
               { ...target, path: probe.path, agent: probeAgent },
