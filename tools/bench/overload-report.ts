@@ -67,30 +67,27 @@ const spreadOf = (values: ReadonlyArray<number>, digits: number, unit = "") => {
     : `${shown} (${format(low, digits)}–${format(high, digits)})`
 }
 
-/** What a refusal costs, against a served request, on one scenario. */
+/** What a served request and a refusal cost under overload, on one scenario (µs of CPU). */
 export interface RefusalCost {
   readonly servedMicros: number
   readonly refusalMicros: number
   readonly r: number
+  /** The runs fitted. */
+  readonly runs: number
 }
 
 /**
- * A served request's CPU is the service's at capacity with admission control off (the last rate
- * its capacity search served whole); a refusal's is what is left of the service's CPU in its
- * overloaded runs once what it served is paid for, over its refusals (the median over levels).
- * Not the service told to refuse everything: at twice capacity its refusals alone exceed the
- * quota, its clients give up and reconnect, and it pays for connections more than refusals.
+ * Fitted over the service's overloaded runs, each spending its whole quota: CPU = a × served +
+ * b × refused, least squares. A served request's cost is fitted too, not taken at capacity: it
+ * falls as the load grows (a loop turn that reads more requests spreads its fixed cost over
+ * them), and taken at capacity it left refusals a cost below zero. Not the service told to
+ * refuse everything: at twice capacity its refusals alone exceed the quota, its clients give up
+ * and reconnect, and it pays for connections more than refusals.
  */
 export const refusalCost = (
   report: OverloadReport,
   scenario: OverloadRun["scenario"],
 ): RefusalCost | undefined => {
-  const atCapacity = report.capacities.find(
-    (capacity) =>
-      capacity.scenario === scenario &&
-      capacity.target === "service, admission off" &&
-      capacity.cpuMicrosPerRequest > 0,
-  )
   const overloaded = report.runs.filter(
     (run) =>
       run.scenario === scenario &&
@@ -98,20 +95,40 @@ export const refusalCost = (
       run.level > 1 &&
       run.counts.refused.count > 0,
   )
-  if (atCapacity === undefined || overloaded.length === 0) return undefined
-  const servedMicros = atCapacity.cpuMicrosPerRequest
-  const refusalMicros = median(
-    overloaded.map(
-      (run) =>
-        (run.cpuSeconds * 1e6 - run.counts.served.count * servedMicros) / run.counts.refused.count,
-    ),
-  )
-  return { servedMicros, refusalMicros, r: refusalMicros / servedMicros }
+  const sums = { ss: 0, sf: 0, ff: 0, sc: 0, fc: 0 }
+  for (const run of overloaded) {
+    const served = run.counts.served.count
+    const refused = run.counts.refused.count
+    const micros = run.cpuSeconds * 1e6
+    sums.ss += served * served
+    sums.sf += served * refused
+    sums.ff += refused * refused
+    sums.sc += served * micros
+    sums.fc += refused * micros
+  }
+  const determinant = sums.ss * sums.ff - sums.sf * sums.sf
+  if (overloaded.length < 2 || determinant <= 0) return undefined
+  const servedMicros = (sums.sc * sums.ff - sums.sf * sums.fc) / determinant
+  const refusalMicros = (sums.ss * sums.fc - sums.sf * sums.sc) / determinant
+  if (servedMicros <= refusalMicros || refusalMicros < 0) return undefined
+  return { servedMicros, refusalMicros, r: refusalMicros / servedMicros, runs: overloaded.length }
 }
 
-/** The most goodput (× capacity) refusals costing `r` of a served request allow at `level`. */
-export const ceiling = (r: number, level: number) =>
-  Math.max(0, Math.min(1, (1 - r * level) / (1 - r)))
+/**
+ * The most goodput (× capacity) the quota's CPU allows at `level` when served requests and
+ * refusals cost what `cost` says: Q = a × served + b × (offered − served), solved for served.
+ */
+export const ceiling = (
+  cost: RefusalCost,
+  quotaMicros: number,
+  capacity: number,
+  level: number,
+) => {
+  const offered = level * capacity
+  const served =
+    (quotaMicros - cost.refusalMicros * offered) / (cost.servedMicros - cost.refusalMicros)
+  return Math.max(0, Math.min(offered, served)) / capacity
+}
 
 export const overloadMarkdown = (report: OverloadReport): string => {
   const { settings } = report
@@ -122,7 +139,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
   )
   lines.push("")
   lines.push(
-    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand and kept, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
   )
   for (const scenario of ["list20", "create"] as const) {
     const runs = report.runs.filter((run) => run.scenario === scenario)
@@ -183,18 +200,23 @@ export const overloadMarkdown = (report: OverloadReport): string => {
       ),
     )
     const cost = refusalCost(report, scenario)
-    if (cost !== undefined) {
-      const atTwo = runs.filter((run) => run.target === "service" && run.level === 2)
+    const atTwo = runs.filter((run) => run.target === "service" && run.level === 2)
+    if (cost !== undefined && atTwo.length > 0) {
+      const quotaMicros = settings.cores * 1e6
+      const capacity = median(atTwo.map((run) => run.capacity))
       const achieved = median(atTwo.map((run) => run.counts.served.count / seconds / run.capacity))
-      const limit = ceiling(cost.r, 2)
+      const limitAt = (level: number) => ceiling(cost, quotaMicros, capacity, level)
+      const atCapacity = report.capacities.find(
+        (found) => found.scenario === scenario && found.target === "service, admission off",
+      )
       lines.push(
         "",
-        `A refusal costs ${format(cost.refusalMicros, 1)} µs of server CPU (the service's CPU in its overloaded runs less what it served, over its refusals; median over levels) against ${format(cost.servedMicros, 1)} µs per served request (the service with admission control off at capacity): r = ${format(cost.r, 3)}. The ceiling (1 − r·L)/(1 − r): ${settings.levels
+        `Fitted over the service's ${cost.runs} overloaded runs (its CPU = a × served + b × refused, least squares): a served request costs ${format(cost.servedMicros, 1)} µs there and a refusal ${format(cost.refusalMicros, 1)} µs, r = ${format(cost.r, 3)}${atCapacity === undefined ? "" : ` (at capacity a served request cost ${format(atCapacity.cpuMicrosPerRequest, 1)} µs: a loop turn that reads more requests spreads its fixed cost over them)`}. With ${format(quotaMicros, 0)} µs of CPU a second, the most it can serve at L× capacity is (Q − b·L·C)/(a − b), at most L·C: ${settings.levels
           .filter((level) => level > 1)
-          .map((level) => `${format(ceiling(cost.r, level), 2)} at ${level}×`)
+          .map((level) => `${format(limitAt(level), 2)} at ${level}×`)
           .join(
             ", ",
-          )}. At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limit, 2)} of its ceiling (${format(achieved, 2)} ÷ ${format(limit, 2)}).`,
+          )} (× capacity). At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limitAt(2), 2)} of that ceiling.`,
       )
     }
   }
