@@ -67,6 +67,10 @@ const spreadOf = (values: ReadonlyArray<number>, digits: number, unit = "") => {
     : `${shown} (${format(low, digits)}–${format(high, digits)})`
 }
 
+/** A tenth of the deadline: a generator sending this late is measuring itself. */
+const generatorBehindMs = 100
+const generatorBehind = (run: OverloadRun) => run.counts.sendLagP99 > generatorBehindMs
+
 /** What a served request and a refusal cost under overload, on one scenario (µs of CPU). */
 export interface RefusalCost {
   readonly servedMicros: number
@@ -79,10 +83,9 @@ export interface RefusalCost {
 /**
  * Fitted over the service's overloaded runs, each spending its whole quota: CPU = a × served +
  * b × refused, least squares. A served request's cost is fitted too, not taken at capacity: it
- * falls as the load grows (a loop turn that reads more requests spreads its fixed cost over
- * them), and taken at capacity it left refusals a cost below zero. Not the service told to
- * refuse everything: at twice capacity its refusals alone exceed the quota, its clients give up
- * and reconnect, and it pays for connections more than refusals.
+ * moves with the load (a loop turn that reads more requests shares its fixed cost among them),
+ * and taken at capacity it once left refusals a cost below zero. Runs the generator fell
+ * behind in are left out.
  */
 export const refusalCost = (
   report: OverloadReport,
@@ -93,7 +96,8 @@ export const refusalCost = (
       run.scenario === scenario &&
       run.target === "service" &&
       run.level > 1 &&
-      run.counts.refused.count > 0,
+      run.counts.refused.count > 0 &&
+      !generatorBehind(run),
   )
   const sums = { ss: 0, sf: 0, ff: 0, sc: 0, fc: 0 }
   for (const run of overloaded) {
@@ -128,6 +132,18 @@ export const ceiling = (
   const served =
     (quotaMicros - cost.refusalMicros * offered) / (cost.servedMicros - cost.refusalMicros)
   return Math.max(0, Math.min(offered, served)) / capacity
+}
+
+/** The bare `node:http` server that answers the service's refusal to every request. */
+export const floorTarget = "node:http, refusing all"
+
+/** What an answer cost the floor target, if it ran. */
+const floorSentence = (runs: ReadonlyArray<OverloadRun>, cores: number): string => {
+  const floor = runs.filter((run) => run.target === floorTarget && run.counts.refused.count > 0)
+  if (floor.length === 0) return ""
+  const micros = median(floor.map((run) => (run.cpuSeconds * 1e6) / run.counts.refused.count))
+  const share = median(floor.map((run) => run.cpuSeconds / run.wallSeconds / cores))
+  return ` A bare \`node:http\` server answering the same pre-built 503 to every request at 2× (the row "${floorTarget}") spent ${format(micros, 1)} µs of CPU an answer, using ${format(share * 100, 0)} % of the quota (a process that is not saturated reads fewer requests a loop turn, each turn's fixed cost shared by fewer).`
 }
 
 export const overloadMarkdown = (report: OverloadReport): string => {
@@ -168,7 +184,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
           spreadOf(group.map(values), digits, unit)
         rows.push([
           target,
-          `${level}×`,
+          `${level}×${group.some(generatorBehind) ? " †" : ""}`,
           over((run) => run.rate, 0),
           over((run) => run.counts.served.count / seconds / run.capacity, 2),
           over((run) => run.counts.served.p99, 0, " ms"),
@@ -199,6 +215,11 @@ export const overloadMarkdown = (report: OverloadReport): string => {
         rows,
       ),
     )
+    if (runs.some(generatorBehind))
+      lines.push(
+        "",
+        `† The generator fell behind its schedule in this run (its send lag's p99 above ${generatorBehindMs} ms, its CPU near a core, most of it reopening the connections of requests it gave up): the figures measure the generator as much as the server.`,
+      )
     const cost = refusalCost(report, scenario)
     const atTwo = runs.filter((run) => run.target === "service" && run.level === 2)
     if (cost !== undefined && atTwo.length > 0) {
@@ -211,12 +232,12 @@ export const overloadMarkdown = (report: OverloadReport): string => {
       )
       lines.push(
         "",
-        `Fitted over the service's ${cost.runs} overloaded runs (its CPU = a × served + b × refused, least squares): a served request costs ${format(cost.servedMicros, 1)} µs there and a refusal ${format(cost.refusalMicros, 1)} µs, r = ${format(cost.r, 3)}${atCapacity === undefined ? "" : ` (at capacity a served request cost ${format(atCapacity.cpuMicrosPerRequest, 1)} µs: a loop turn that reads more requests spreads its fixed cost over them)`}. With ${format(quotaMicros, 0)} µs of CPU a second, the most it can serve at L× capacity is (Q − b·L·C)/(a − b), at most L·C: ${settings.levels
+        `Fitted over the service's ${cost.runs} overloaded runs (its CPU = a × served + b × refused, least squares): a served request costs ${format(cost.servedMicros, 1)} µs there and a refusal ${format(cost.refusalMicros, 1)} µs, r = ${format(cost.r, 3)}${atCapacity === undefined || atCapacity.cpuMicrosPerRequest <= 0 ? "" : ` (at capacity, below overload, a served request cost ${format(atCapacity.cpuMicrosPerRequest, 1)} µs)`}. With ${format(quotaMicros, 0)} µs of CPU a second, the most it can serve at L× capacity is (Q − b·L·C)/(a − b), at most L·C: ${settings.levels
           .filter((level) => level > 1)
           .map((level) => `${format(limitAt(level), 2)} at ${level}×`)
           .join(
             ", ",
-          )} (× capacity). At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limitAt(2), 2)} of that ceiling.`,
+          )} (× capacity). At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limitAt(2), 2)} of that ceiling.${floorSentence(runs, settings.cores)}`,
       )
     }
   }

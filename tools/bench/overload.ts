@@ -6,9 +6,10 @@
  * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
  * service with admission control as it is by default, the same with it off, and Koa as operated, on
  * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
- * SQLite file. The cost of a refusal is measured on the service told to refuse every request
- * that waited at all (`PETSTORE_OVERLOAD_TARGET=0ms`, `PETSTORE_OVERLOAD_INTERVAL=0ms`): server
- * CPU per refusal from /proc, against CPU per served request at 0.8×.
+ * SQLite file. The cost of a refusal and of a served request are fitted over the service's
+ * overloaded runs (overload-report.ts), beside the floor of any refusal in Node: a bare
+ * `node:http` server answering the same pre-built 503 to every request, at 2× (server CPU from
+ * /proc throughout).
  *
  *   npm run overload -w @petstore/bench          # about 12 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
@@ -43,7 +44,12 @@ import {
 } from "./processes.js"
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
 import { numberSetting, quick } from "./bench-settings.js"
-import { overloadMarkdown, type OverloadReport, type OverloadRun } from "./overload-report.js"
+import {
+  floorTarget,
+  overloadMarkdown,
+  type OverloadReport,
+  type OverloadRun,
+} from "./overload-report.js"
 import { formatted, writeOwnBlock } from "./results-markdown.js"
 
 const settings = {
@@ -181,8 +187,15 @@ const koaOperated: ServerCommand = {
   env: { PETSTORE_API_KEYS: apiKey, PETSTORE_LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" },
 }
 
+/** The floor of a refusal: node:http answering the service's pre-built 503 to every request. */
+const nodeHttpRefusing: ServerCommand = {
+  name: floorTarget,
+  args: ["--import", "tsx", path.join(benchDir, "baselines", "node-http-refusing.ts")],
+  cwd: benchDir,
+  env: { PORT: "0", HOST: "127.0.0.1" },
+}
+
 const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
-const refuseAll = { PETSTORE_OVERLOAD_TARGET: "0ms", PETSTORE_OVERLOAD_INTERVAL: "0ms" }
 
 interface Target {
   readonly command: ServerCommand
@@ -450,11 +463,7 @@ const main = async () => {
           capacityOf: "service, admission off",
         },
         { command: koaOperated, capacityOf: "koa, operated" },
-        {
-          command: service("service, refusing all", "memory", refuseAll),
-          capacityOf: "service, admission off",
-          refusalProbe: true,
-        },
+        { command: nodeHttpRefusing, capacityOf: "service, admission off", refusalProbe: true },
         ...extra(() => "memory"),
       ],
     },
@@ -472,15 +481,6 @@ const main = async () => {
             admissionOff,
           ),
           capacityOf: "service, admission off",
-        },
-        {
-          command: service(
-            "service, refusing all",
-            `file:${path.join(directory, "all.db")}`,
-            refuseAll,
-          ),
-          capacityOf: "service, admission off",
-          refusalProbe: true,
         },
         ...extra((name) => `file:${path.join(directory, `${name.replace(/\W+/g, "-")}.db`)}`),
       ],
