@@ -68,7 +68,7 @@ const settings = {
    * The generator's connections, as a load balancer's pool to one instance: opened before each
    * run and kept; a request finding them all busy waits for one, its deadline running. Enough
    * that at 3× capacity the requests in flight (rate × latency) seldom find them all busy: with
-   * 1,000, refusals' p99 was up to twice as long, most of it spent waiting at the generator.
+   * 1,000, refusals' p99 at 3× came out 672–984 ms against 261–560 (RESULTS.md, Overload).
    */
   connections: numberSetting("BENCH_OVERLOAD_CONNECTIONS", 3000),
   /** `BENCH_OVERLOAD_TARGETS`: the targets to run (names, comma-separated); all unless given. */
