@@ -22,6 +22,8 @@ export interface OverloadRun {
   /** The most connections seen waiting in the listening socket's accept queue (`ss`, every 100 ms). */
   readonly acceptQueueMax: number
   readonly loadAverage: number
+  /** How long the fixed work of core-speed.ts took on the servers' core just before the run. */
+  readonly coreWorkMs: number
 }
 
 export interface OverloadReport {
@@ -48,6 +50,8 @@ export interface OverloadReport {
     readonly cpuMicrosPerRequest: number
     /** The rate `cpuMicrosPerRequest` was measured at, req/s. */
     readonly rate: number
+    /** How long the fixed work of core-speed.ts took on the servers' core just before the search. */
+    readonly coreWorkMs: number
   }>
   readonly runs: ReadonlyArray<OverloadRun>
 }
@@ -71,79 +75,107 @@ const spreadOf = (values: ReadonlyArray<number>, digits: number, unit = "") => {
 const generatorBehindMs = 100
 const generatorBehind = (run: OverloadRun) => run.counts.sendLagP99 > generatorBehindMs
 
-/** What a served request and a refusal cost under overload, on one scenario (µs of CPU). */
-export interface RefusalCost {
-  readonly servedMicros: number
-  readonly refusalMicros: number
-  readonly r: number
-  /** The runs fitted. */
-  readonly runs: number
-}
+/** The bare `node:http` server that answers the service's refusal to every request. */
+export const floorTarget = "node:http, refusing all"
+
+/** A run in which the service refused nearly everything it answered: its CPU is its refusals'. */
+const refusedNearlyAll = (run: OverloadRun) =>
+  run.counts.refused.count >= 0.9 * (run.counts.refused.count + run.counts.served.count)
+
+/** CPU µs a run spent on each refusal, as if it spent all of it on refusals. */
+const microsPerRefusal = (run: OverloadRun) => (run.cpuSeconds * 1e6) / run.counts.refused.count
 
 /**
- * Fitted over the service's overloaded runs, each spending its whole quota: CPU = a × served +
- * b × refused, least squares. A served request's cost is fitted too, not taken at capacity: it
- * moves with the load (a loop turn that reads more requests shares its fixed cost among them),
- * and taken at capacity it once left refusals a cost below zero. Runs the generator fell
- * behind in are left out.
+ * What a refusal costs (µs of CPU), measured, not fitted: the service's CPU over its refusals in
+ * the runs in which it refused nearly everything (at 3×, the generator keeping up), else the
+ * floor's (a bare `node:http` server answering the same pre-built 503). A refusal is decided
+ * before the app, so it costs the same on every store. (A fit of CPU = a × served + b × refused
+ * over the overloaded runs gave refusals 28 µs, below the floor, because a served request costs
+ * less the busier the loop, which such a fit cannot see.)
  */
 export const refusalCost = (
   report: OverloadReport,
-  scenario: OverloadRun["scenario"],
-): RefusalCost | undefined => {
-  const overloaded = report.runs.filter(
+):
+  | { readonly micros: number; readonly from: "service" | "floor"; readonly runs: number }
+  | undefined => {
+  const service = report.runs.filter(
     (run) =>
-      run.scenario === scenario &&
       run.target === "service" &&
-      run.level > 1 &&
       run.counts.refused.count > 0 &&
+      refusedNearlyAll(run) &&
       !generatorBehind(run),
   )
-  const sums = { ss: 0, sf: 0, ff: 0, sc: 0, fc: 0 }
-  for (const run of overloaded) {
-    const served = run.counts.served.count
-    const refused = run.counts.refused.count
-    const micros = run.cpuSeconds * 1e6
-    sums.ss += served * served
-    sums.sf += served * refused
-    sums.ff += refused * refused
-    sums.sc += served * micros
-    sums.fc += refused * micros
-  }
-  const determinant = sums.ss * sums.ff - sums.sf * sums.sf
-  if (overloaded.length < 2 || determinant <= 0) return undefined
-  const servedMicros = (sums.sc * sums.ff - sums.sf * sums.fc) / determinant
-  const refusalMicros = (sums.ss * sums.fc - sums.sf * sums.sc) / determinant
-  if (servedMicros <= refusalMicros || refusalMicros < 0) return undefined
-  return { servedMicros, refusalMicros, r: refusalMicros / servedMicros, runs: overloaded.length }
+  if (service.length > 0)
+    return { micros: median(service.map(microsPerRefusal)), from: "service", runs: service.length }
+  const floor = report.runs.filter(
+    (run) => run.target === floorTarget && run.counts.refused.count > 0,
+  )
+  if (floor.length > 0)
+    return { micros: median(floor.map(microsPerRefusal)), from: "floor", runs: floor.length }
+  return undefined
 }
 
 /**
- * The most goodput (× capacity) the quota's CPU allows at `level` when served requests and
- * refusals cost what `cost` says: Q = a × served + b × (offered − served), solved for served.
+ * The most goodput (× capacity) admission control in the process can keep at `level` × capacity
+ * when a refusal costs r of a served request (the issue's bound): the CPU that serves capacity,
+ * spent on served requests and refusals, (1 − r·L)/(1 − r), between 0 and L.
  */
-export const ceiling = (
-  cost: RefusalCost,
-  quotaMicros: number,
-  capacity: number,
-  level: number,
-) => {
-  const offered = level * capacity
-  const served =
-    (quotaMicros - cost.refusalMicros * offered) / (cost.servedMicros - cost.refusalMicros)
-  return Math.max(0, Math.min(offered, served)) / capacity
-}
-
-/** The bare `node:http` server that answers the service's refusal to every request. */
-export const floorTarget = "node:http, refusing all"
+export const ceiling = (r: number, level: number) =>
+  Math.max(0, Math.min(level, (1 - r * level) / (1 - r)))
 
 /** What an answer cost the floor target, if it ran. */
 const floorSentence = (runs: ReadonlyArray<OverloadRun>, cores: number): string => {
   const floor = runs.filter((run) => run.target === floorTarget && run.counts.refused.count > 0)
   if (floor.length === 0) return ""
-  const micros = median(floor.map((run) => (run.cpuSeconds * 1e6) / run.counts.refused.count))
+  const micros = median(floor.map(microsPerRefusal))
   const share = median(floor.map((run) => run.cpuSeconds / run.wallSeconds / cores))
-  return ` A bare \`node:http\` server answering the same pre-built 503 to every request at 2× (the row "${floorTarget}") spent ${format(micros, 1)} µs of CPU an answer, using ${format(share * 100, 0)} % of the quota (a process that is not saturated reads fewer requests a loop turn, each turn's fixed cost shared by fewer).`
+  return ` A bare \`node:http\` server answering the same pre-built 503 to every request at 2× (the row "${floorTarget}") spent ${format(micros, 1)} µs of CPU an answer, using ${format(share * 100, 0)} % of the quota: what any answer costs in Node here, most of it the kernel's (reading the request, writing the answer over loopback TCP, waking the loop).`
+}
+
+/** The refusal's cost, r and the ceilings it implies, beside the service's goodput at 2×. */
+const ceilingSentence = (
+  report: OverloadReport,
+  scenario: OverloadRun["scenario"],
+  runs: ReadonlyArray<OverloadRun>,
+): string => {
+  const cost = refusalCost(report)
+  const atCapacity = report.capacities.find(
+    (found) => found.scenario === scenario && found.target === "service, admission off",
+  )
+  const atTwo = runs.filter(
+    (run) => run.target === "service" && run.level === 2 && !generatorBehind(run),
+  )
+  if (cost === undefined || atCapacity === undefined || atCapacity.cpuMicrosPerRequest <= 0)
+    return ""
+  const r = cost.micros / atCapacity.cpuMicrosPerRequest
+  const costFrom =
+    cost.from === "service"
+      ? `the service's CPU over its refusals in its ${cost.runs} run(s) that refused nearly everything (at least 0.9 of what it answered), median; a refusal is decided before the app, so it costs the same on every store`
+      : `the bare \`node:http\` server's, the service having no run that refused nearly everything`
+  const achieved =
+    atTwo.length === 0
+      ? ""
+      : ` At 2× the service's goodput is ${spreadOf(
+          atTwo.map((run) => run.counts.served.count / report.settings.seconds / run.capacity),
+          2,
+        )} of capacity (median ${format(
+          median(
+            atTwo.map((run) => run.counts.served.count / report.settings.seconds / run.capacity),
+          ) / ceiling(r, 2),
+          2,
+        )} of that ceiling; above it where a served request costs less under load than at capacity).`
+  return `A refusal costs ${format(cost.micros, 1)} µs of CPU (${costFrom}) and a served request ${format(atCapacity.cpuMicrosPerRequest, 1)} µs at capacity: r = ${format(r, 2)}, and the goodput admission control in the process can keep at L× capacity is at most (1 − r·L)/(1 − r): ${report.settings.levels
+    .filter((level) => level > 1)
+    .map((level) => `${format(ceiling(r, level), 2)} at ${level}×`)
+    .join(", ")}.${achieved}${floorSentence(runs, report.settings.cores)}`
+}
+
+/** How fast the servers' core was when capacity was searched (before each run: a column). */
+const coreSpeedSentence = (report: OverloadReport, scenario: OverloadRun["scenario"]): string => {
+  const searched = report.capacities
+    .filter((capacity) => capacity.scenario === scenario)
+    .map((capacity) => format(capacity.coreWorkMs, 0))
+  return `The servers' core did a fixed piece of work (\`core-speed.ts\`) in ${searched.join(" and ")} ms before the capacity search, and in the last column's before each run: on a virtual machine the core's speed moves with the host's other guests, and a capacity found on a slower core is a lower one.`
 }
 
 export const overloadMarkdown = (report: OverloadReport): string => {
@@ -155,7 +187,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
   )
   lines.push("")
   lines.push(
-    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
   )
   for (const scenario of ["list20", "create"] as const) {
     const runs = report.runs.filter((run) => run.scenario === scenario)
@@ -173,6 +205,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
           ]),
       ),
     )
+    lines.push("", coreSpeedSentence(report, scenario))
     lines.push("")
     const targets = [...new Set(runs.map((run) => run.target))]
     const rows: Array<Array<string>> = []
@@ -195,6 +228,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
           over((run) => (run.counts.timedOut + run.counts.failed) / seconds, 0),
           over((run) => run.counts.probes.max, 0, " ms"),
           over((run) => (run.cpuSeconds / run.wallSeconds / settings.cores) * 100, 0, " %"),
+          over((run) => run.coreWorkMs, 0, " ms"),
         ])
       }
     }
@@ -211,6 +245,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
           "timed out or failed/s",
           "`/healthz` max",
           "CPU of quota",
+          "core's fixed work",
         ],
         rows,
       ),
@@ -220,26 +255,8 @@ export const overloadMarkdown = (report: OverloadReport): string => {
         "",
         `† The generator fell behind its schedule in this run (its send lag's p99 above ${generatorBehindMs} ms, its CPU near a core, most of it reopening the connections of requests it gave up): the figures measure the generator as much as the server.`,
       )
-    const cost = refusalCost(report, scenario)
-    const atTwo = runs.filter((run) => run.target === "service" && run.level === 2)
-    if (cost !== undefined && atTwo.length > 0) {
-      const quotaMicros = settings.cores * 1e6
-      const capacity = median(atTwo.map((run) => run.capacity))
-      const achieved = median(atTwo.map((run) => run.counts.served.count / seconds / run.capacity))
-      const limitAt = (level: number) => ceiling(cost, quotaMicros, capacity, level)
-      const atCapacity = report.capacities.find(
-        (found) => found.scenario === scenario && found.target === "service, admission off",
-      )
-      lines.push(
-        "",
-        `Fitted over the service's ${cost.runs} overloaded runs (its CPU = a × served + b × refused, least squares): a served request costs ${format(cost.servedMicros, 1)} µs there and a refusal ${format(cost.refusalMicros, 1)} µs, r = ${format(cost.r, 3)}${atCapacity === undefined || atCapacity.cpuMicrosPerRequest <= 0 ? "" : ` (at capacity, below overload, a served request cost ${format(atCapacity.cpuMicrosPerRequest, 1)} µs)`}. With ${format(quotaMicros, 0)} µs of CPU a second, the most it can serve at L× capacity is (Q − b·L·C)/(a − b), at most L·C: ${settings.levels
-          .filter((level) => level > 1)
-          .map((level) => `${format(limitAt(level), 2)} at ${level}×`)
-          .join(
-            ", ",
-          )} (× capacity). At 2× the service's goodput is ${format(achieved, 2)} of capacity: ${format(achieved / limitAt(2), 2)} of that ceiling.${floorSentence(runs, settings.cores)}`,
-      )
-    }
+    const sentence = ceilingSentence(report, scenario, runs)
+    if (sentence !== "") lines.push("", sentence)
   }
   return lines.join("\n")
 }

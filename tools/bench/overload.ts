@@ -6,10 +6,11 @@
  * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
  * service with admission control as it is by default, the same with it off, and Koa as operated, on
  * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
- * SQLite file. The cost of a refusal and of a served request are fitted over the service's
- * overloaded runs (overload-report.ts), beside the floor of any refusal in Node: a bare
- * `node:http` server answering the same pre-built 503 to every request, at 2× (server CPU from
- * /proc throughout).
+ * SQLite file. A refusal's cost is the service's CPU over its refusals where it refused nearly
+ * everything (overload-report.ts), beside the floor of any answer in Node: a bare `node:http`
+ * server answering the same pre-built 503 to every request, at 2× (server CPU from /proc
+ * throughout). Before each run, the servers' core does a fixed piece of work (core-speed.ts): on
+ * a virtual machine its speed moves from minute to minute.
  *
  *   npm run overload -w @petstore/bench          # about 12 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
@@ -51,6 +52,7 @@ import {
   type OverloadRun,
 } from "./overload-report.js"
 import { formatted, writeOwnBlock } from "./results-markdown.js"
+import { coreWorkMs } from "./core-speed.js"
 
 const settings = {
   cores: numberSetting("BENCH_OVERLOAD_CORES", 0.3),
@@ -279,7 +281,9 @@ const openLoopRun = async (
   scenario: Scenario,
   rate: number,
   window: { readonly warmup: number; readonly seconds: number } = settings,
-): Promise<Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity">> => {
+): Promise<
+  Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity" | "coreWorkMs">
+> => {
   let startTicks = { user: 0, system: 0 }
   let startedAt = 0
   let cpuSeconds = 0
@@ -341,8 +345,12 @@ const openLoopRun = async (
 /** `firstGuess` at the quota's share of a core. */
 const firstGuess = (scenario: Scenario) => Math.round((scenario.firstGuess * settings.cores) / 0.3)
 
-/** A shorter window for the runs that look for capacity. */
-const searchWindow = { warmup: 1, seconds: 3 }
+/**
+ * A shorter window for the runs that look for capacity, warmed as long as the measured ones: a
+ * rate near capacity settles within seconds (a busier loop reads more requests a turn, each
+ * costing less), and a shorter warm-up judged the settling.
+ */
+const searchWindow = { warmup: settings.warmup, seconds: 3 }
 
 /** At most how many times the capacity found is lowered by a tenth until a measured run confirms it. */
 const confirmSteps = 3
@@ -510,11 +518,18 @@ const main = async () => {
         }
         for (const { target, server, quota } of servers) {
           if (target.capacityOf !== server.name) continue
+          const workMs = await coreWorkMs(serverCore)
+          log(`  core ${serverCore}: the fixed work took ${workMs.toFixed(1)} ms`)
           const measured =
             settings.capacity > 0
               ? { perSecond: settings.capacity, cpuMicrosPerRequest: 0, rate: 0 }
               : await capacityOf(worker, server, quota, scenario)
-          capacities.push({ target: server.name, scenario: scenario.id, ...measured })
+          capacities.push({
+            target: server.name,
+            scenario: scenario.id,
+            ...measured,
+            coreWorkMs: workMs,
+          })
           capacity.set(server.name, measured.perSecond)
         }
         for (const { target, server, quota } of servers) {
@@ -531,10 +546,11 @@ const main = async () => {
               if (target.refusalProbe === true && level !== 2) continue
               const base = capacity.get(target.capacityOf)
               if (base === undefined) throw new Error(`no capacity for ${target.capacityOf}`)
+              const workMs = await coreWorkMs(serverCore)
               const run = await openLoopRun(worker, server, quota, scenario, base * level)
               const { counts } = run
               log(
-                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz max ${counts.probes.max.toFixed(0)} ms, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}`,
+                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz max ${counts.probes.max.toFixed(0)} ms, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
               )
               runs.push({
                 ...run,
@@ -543,6 +559,7 @@ const main = async () => {
                 level,
                 round,
                 capacity: base,
+                coreWorkMs: workMs,
               })
             }
           }

@@ -26,22 +26,45 @@ const heaviestShares = 262_144
 const made = new Set<string>()
 let groups = 0
 
+/** How long removing a group waits for processes just killed to be gone from it. */
+const exitWaitMs = 2_000
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
 const removeGroup = (directory: string): void => {
   if (!existsSync(directory)) return
-  for (const pid of readFileSync(path.join(directory, "cgroup.procs"), "utf8").split("\n")) {
-    if (pid === "") continue
+  for (let waitedMs = 0; ; waitedMs += 10) {
+    for (const pid of readFileSync(path.join(directory, "cgroup.procs"), "utf8").split("\n")) {
+      if (pid === "") continue
+      try {
+        writeFileSync(path.join(root, "cgroup.procs"), pid)
+      } catch {
+        // The process has exited meanwhile.
+      }
+    }
     try {
-      writeFileSync(path.join(root, "cgroup.procs"), pid)
-    } catch {
-      // The process has exited meanwhile.
+      rmdirSync(directory)
+      break
+    } catch (error) {
+      // Removal can fail while a process killed a moment ago (a runner stopping its children on
+      // Ctrl-C) is still being torn down: an interrupted bench once left its groups behind. An
+      // exit handler can only wait synchronously.
+      if (waitedMs >= exitWaitMs) throw error
+      Atomics.wait(pause, 0, 0, 10)
     }
   }
-  rmdirSync(directory)
   made.delete(directory)
 }
 
-// A test that fails midway must not leave its group behind.
-process.on("exit", () => made.forEach(removeGroup))
+// A test or bench that fails or is interrupted midway must not leave its group behind.
+process.on("exit", () => {
+  for (const directory of made) {
+    try {
+      removeGroup(directory)
+    } catch (error) {
+      process.stderr.write(`could not remove the CPU group ${directory}: ${String(error)}\n`)
+    }
+  }
+})
 
 /** Why no CPU quota can be made here (not root, no cgroup v1 `cpu` controller), if so. */
 export const cpuQuotaUnavailable = (): string | undefined => {
