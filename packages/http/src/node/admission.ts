@@ -29,11 +29,14 @@ import { loopThreadRunnableMs } from "./loop-thread.js"
  * `fsync` on a disk busy with a backup beside the server, a WAL checkpoint) makes requests wait
  * as long, and refusing them frees nothing: the queue counts as standing only for an interval in
  * which the loop's thread wanted the CPU (ran, or waited for it) for at least `cpuBoundShare` of
- * the time, and this is asked again each interval while waits stay above the target.
+ * the time, and this is asked again each interval while waits stay above the target. Nor does
+ * it stand behind fewer than `fewestQueued` requests: a few clients in a closed loop, each
+ * waiting for the others' requests in a slow process, are no overload.
  *
- * Nothing here is a rate or a concurrency: what is served adapts to what the process can serve
- * (a CPU quota, a slower disk, a noisy neighbour) because each request is judged by how long it
- * waited, as CoDel judges packets by their sojourn time, not the queue by its length. Unlike a
+ * Nothing here is a rate or a concurrency limit: what is served adapts to what the process can
+ * serve (a CPU quota, a slower disk, a noisy neighbour) because each request is judged by how long
+ * it waited, as CoDel judges packets by their sojourn time; the queue's length is only a floor
+ * below which there is no queue. Unlike a
  * flag raised by sampled event-loop delay (`@fastify/under-pressure`), which refuses everything
  * until it clears and then lets one turn take everything queued, each turn here serves what is
  * still in time and refuses only the rest.
@@ -116,6 +119,16 @@ const pathOf = (url: string): string => {
  * freezes and a neighbour's turns count as wanting it), a loop stalled on a disk much less.
  */
 const cpuBoundShare = 0.5
+
+/**
+ * The fewest requests a standing queue holds. Waits above the target behind fewer are a few
+ * clients' requests each waiting for the others' (clients in a closed loop, in a slow, cold or
+ * CPU-starved process): refusing them frees nothing for long, since each client sends its next
+ * request at once, and would deny honest clients service. An overload's queue grows past any such
+ * number. The queue is estimated by Little's law, the wait over the loop's busy time per request
+ * decided in the interval.
+ */
+const fewestQueued = 32
 
 /** How often the CPU quota is read again: a process may be moved into a group, or its limit changed. */
 const quotaReadMs = 1_000
@@ -208,10 +221,11 @@ export const admissionControl = (
   let idleAtTurn = timing.idleTime
   /**
    * The interval under way in which every request has waited longer than the target (from
-   * CoDel's first-above time), and how long the loop's thread had wanted the CPU when it began;
-   * undefined once one has waited less, or the loop was idle.
+   * CoDel's first-above time), and, when it began, how long the loop's thread had wanted the CPU,
+   * the loop's idle time and the requests decided; undefined once one has waited less, or the
+   * loop was idle.
    */
-  let above: { at: number; runnableMs: number } | undefined
+  let above: { at: number; runnableMs: number; idleMs: number; decided: number } | undefined
   /** The last time a request had waited longer than the target. */
   let aboveTargetAt = Number.NEGATIVE_INFINITY
   /**
@@ -303,12 +317,22 @@ export const admissionControl = (
       if (standing && now - aboveTargetAt > intervalMs) standing = false
     } else {
       aboveTargetAt = now
-      if (above === undefined) above = { at: now, runnableMs: loopThreadRunnableMs() }
+      const since = () => ({
+        at: now,
+        runnableMs: loopThreadRunnableMs(),
+        idleMs: timing.idleTime,
+        decided: admitted + refused,
+      })
+      if (above === undefined) above = since()
       else if (now - above.at > intervalMs) {
-        const runnableMs = loopThreadRunnableMs()
+        const next = since()
+        const busyMs = now - above.at - (next.idleMs - above.idleMs)
+        const queued = (waitedMs * Math.max(1, next.decided - above.decided)) / Math.max(1, busyMs)
         // False when the counter could not be read: no queue is taken for one unseen.
-        standing = runnableMs - above.runnableMs >= cpuBoundShare * (now - above.at)
-        above = { at: now, runnableMs }
+        standing =
+          next.runnableMs - above.runnableMs >= cpuBoundShare * (now - above.at) &&
+          queued >= fewestQueued
+        above = next
       }
     }
     if (standing && waitedMs > target && !exempt.has(pathOf(request.url ?? ""))) {

@@ -216,6 +216,30 @@ describe("admission control", () => {
     assert.deepEqual(counts(answers), { served: 30, refused: 0 })
   })
 
+  it("refuses none of a few clients in a closed loop, however long each waits for the others'", async () => {
+    // 8 clients, each sending its next request once answered, to a process that takes 30 ms a
+    // request (cold, or starved of the CPU by its neighbours): each waits about 210 ms, far past
+    // the target, for longer than the interval, the loop computing all along. Refusing would
+    // shorten nothing for long (each client sends the next at once) and deny honest clients.
+    const running = await start(30)
+    const clients = await Promise.all(Array.from({ length: 8 }, () => openRaw(running.origin)))
+    const statuses: Array<number> = []
+    const until = performance.now() + 1_500
+    await Promise.all(
+      clients.map(async (client) => {
+        while (performance.now() < until) {
+          client.socket.write(get("/work"))
+          statuses.push((await client.answer(10_000)).status)
+        }
+      }),
+    )
+    assert.ok(statuses.length >= 30, `${statuses.length} requests`)
+    assert.deepEqual(
+      statuses.filter((status) => status !== 200),
+      [],
+    )
+  })
+
   it("does not take waits behind a loop blocked in a system call for a queue: refusing would free nothing", async () => {
     // The same burst as above, each request holding the loop as long, but blocked (as an SQLite
     // commit's fsync on a disk busy with a backup), not computing.
