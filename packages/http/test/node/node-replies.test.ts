@@ -1,7 +1,8 @@
 import assert from "node:assert/strict"
-import { connect } from "node:net"
+import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { rawRequest } from "@petstore/test-support/raw-exchange"
+import { closeGracefully, createServer, listen } from "../../src/node/index.js"
 import { apiKey, startServer, type TestServer } from "../harness/server.js"
 
 /** Asserts a raw answer is the Error body with this status and code, and closes the connection. */
@@ -64,6 +65,35 @@ describe("replies Node would otherwise make itself", () => {
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n${body}`,
     )
     assert.match(answer, /HTTP\/1\.1 201 /)
+  })
+
+  it("bytes that do not parse are answered 400 while the client is still sending its body, and the rest is read and dropped, not reset", async () => {
+    // Node's parser reports the error again for each chunk of the body that follows. Cutting
+    // the connection then resets it under the answer, which the client can lose unread (the
+    // fuzz suite met it); the rest is read and dropped instead, and the socket lingers.
+    const bare = createServer(() => {})
+    const port = await listen(bare, 0, "127.0.0.1")
+    const serverClosed = new Promise<number>((resolve) =>
+      bare.once("connection", (accepted: Socket) =>
+        accepted.once("close", () => resolve(accepted.bytesRead)),
+      ),
+    )
+    const request = Buffer.concat([
+      Buffer.from("B@D /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 800000\r\n\r\n"),
+      Buffer.alloc(800_000, "x"),
+    ])
+    const socket = connect(port, "127.0.0.1")
+    let answer = ""
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")))
+    socket.on("error", () => {})
+    socket.write(request)
+    try {
+      assert.equal(await serverClosed, request.length, "the server stopped reading the body")
+      assertRawError(answer, 400, "bad_request")
+    } finally {
+      socket.destroy()
+      await closeGracefully(bare, 1_000)
+    }
   })
 
   it("an HTTP/1.1 request without Host is 400 with the Error body", async () => {
