@@ -226,6 +226,13 @@ export const admissionControl = (
    * loop was idle.
    */
   let above: { at: number; runnableMs: number; idleMs: number; decided: number } | undefined
+  /** What `above` keeps of the moment `now`. */
+  const intervalMark = (now: number) => ({
+    at: now,
+    runnableMs: loopThreadRunnableMs(),
+    idleMs: timing.idleTime,
+    decided: admitted + refused,
+  })
   /** The last time a request had waited longer than the target. */
   let aboveTargetAt = Number.NEGATIVE_INFINITY
   /**
@@ -317,15 +324,9 @@ export const admissionControl = (
       if (standing && now - aboveTargetAt > intervalMs) standing = false
     } else {
       aboveTargetAt = now
-      const since = () => ({
-        at: now,
-        runnableMs: loopThreadRunnableMs(),
-        idleMs: timing.idleTime,
-        decided: admitted + refused,
-      })
-      if (above === undefined) above = since()
+      if (above === undefined) above = intervalMark(now)
       else if (now - above.at > intervalMs) {
-        const next = since()
+        const next = intervalMark(now)
         const busyMs = now - above.at - (next.idleMs - above.idleMs)
         const queued = (waitedMs * Math.max(1, next.decided - above.decided)) / Math.max(1, busyMs)
         // False when the counter could not be read: no queue is taken for one unseen.

@@ -5,6 +5,7 @@ import {
   type OutgoingHttpHeaders,
   type RequestListener,
 } from "node:http"
+import { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 
 /** How long a client given a final reply has to read it and close, before its socket is cut. */
@@ -63,6 +64,28 @@ export const closeAfterPendingAnswer = (socket: Duplex): boolean => {
   first.response.shouldKeepAlive = false
   first.response.once("finish", () => endAndCut(socket))
   return true
+}
+
+/** Sockets answered for bytes that do not parse: how much had been read of each then. */
+const answeredUnparsed = new WeakMap<Duplex, number>()
+
+const bytesReadOf = (socket: Duplex): number => (socket instanceof Socket ? socket.bytesRead : 0)
+
+/**
+ * Whether this is the first time the socket's bytes fail to parse: the time to answer. Node's
+ * parser reports the error again for every chunk that follows (the rest of a body the client is
+ * still sending). Those are read and dropped, as an unwanted body is: up to `unwantedBodyBudget`
+ * past the answer and for at most `lingerMs` (`endAndCut`), then the socket is cut. Cut at once,
+ * it would be reset under the answer, which the client can then lose unread.
+ */
+export const firstParseError = (socket: Duplex): boolean => {
+  const readBefore = answeredUnparsed.get(socket)
+  if (readBefore === undefined) {
+    answeredUnparsed.set(socket, bytesReadOf(socket))
+    return true
+  }
+  if (bytesReadOf(socket) - readBefore > unwantedBodyBudget) socket.destroy()
+  return false
 }
 
 /** Connections whose answer under way is their last: no request that follows it is run. */

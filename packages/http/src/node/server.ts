@@ -15,6 +15,7 @@ import {
   closeAfterAnswer,
   closeAfterPendingAnswer,
   endAndCut,
+  firstParseError,
   runNothingAfterLastAnswer,
   trackPendingAnswers,
 } from "./connection-closing.js"
@@ -92,22 +93,13 @@ const clientErrors: Readonly<Record<string, readonly [EdgeRefusalReason, ApiErro
 }
 const notHttp = ["bad_request", apiError("bad_request", "the request is not valid HTTP")] as const
 
-/**
- * Sockets already answered for bytes that do not parse. Node's parser reports the error again
- * for every chunk that arrives after it (the rest of a body the client is still sending): those
- * are read and dropped, while the answer is on its way and the socket lingers (`endAndCut`).
- */
-const answeredParseError = new WeakSet<Duplex>()
-
 /** Node's own answer to a request it could not parse is plain text; make it the Error body. */
 const answerClientError =
   (report: Report) =>
   (error: Error & { code?: string }, socket: Duplex): void => {
-    // Destroying it now would reset the connection, and the client could lose the answer unread.
-    if (answeredParseError.has(socket)) return
+    if (!firstParseError(socket)) return
     // The client has gone (a reset, say): nobody to answer, nothing refused.
     if (!socket.writable) return void socket.destroy()
-    answeredParseError.add(socket)
     const [reason, reply] = clientErrors[error.code ?? ""] ?? notHttp
     refuseRaw(report, socket, reason, reply)
   }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict"
 import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { rawRequest } from "@petstore/test-support/raw-exchange"
+import { unwantedBodyBudget } from "../../src/node/connection-closing.js"
 import { closeGracefully, createServer, listen } from "../../src/node/index.js"
 import { apiKey, startServer, type TestServer } from "../harness/server.js"
 
@@ -67,33 +68,44 @@ describe("replies Node would otherwise make itself", () => {
     assert.match(answer, /HTTP\/1\.1 201 /)
   })
 
-  it("bytes that do not parse are answered 400 while the client is still sending its body, and the rest is read and dropped, not reset", async () => {
+  describe("bytes that do not parse, sent with a body in one write", () => {
     // Node's parser reports the error again for each chunk of the body that follows. Cutting
     // the connection then resets it under the answer, which the client can lose unread (the
-    // fuzz suite met it); the rest is read and dropped instead, and the socket lingers.
-    const bare = createServer(() => {})
-    const port = await listen(bare, 0, "127.0.0.1")
-    const serverClosed = new Promise<number>((resolve) =>
-      bare.once("connection", (accepted: Socket) =>
-        accepted.once("close", () => resolve(accepted.bytesRead)),
-      ),
-    )
-    const request = Buffer.concat([
-      Buffer.from("B@D /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 800000\r\n\r\n"),
-      Buffer.alloc(800_000, "x"),
-    ])
-    const socket = connect(port, "127.0.0.1")
-    let answer = ""
-    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")))
-    socket.on("error", () => {})
-    socket.write(request)
-    try {
-      assert.equal(await serverClosed, request.length, "the server stopped reading the body")
-      assertRawError(answer, 400, "bad_request")
-    } finally {
-      socket.destroy()
-      await closeGracefully(bare, 1_000)
+    // fuzz suite met it): the rest is read and dropped, up to the budget for an unwanted body.
+    const send = async (bodyBytes: number) => {
+      const bare = createServer(() => {})
+      const port = await listen(bare, 0, "127.0.0.1")
+      const serverRead = new Promise<number>((resolve) =>
+        bare.once("connection", (accepted: Socket) =>
+          accepted.once("close", () => resolve(accepted.bytesRead)),
+        ),
+      )
+      const head = `B@D /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: ${bodyBytes}\r\n\r\n`
+      const socket = connect(port, "127.0.0.1")
+      let answer = ""
+      socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")))
+      socket.on("error", () => {})
+      socket.write(Buffer.concat([Buffer.from(head), Buffer.alloc(bodyBytes, "x")]))
+      try {
+        return { read: await serverRead, sent: head.length + bodyBytes, answer }
+      } finally {
+        socket.destroy()
+        await closeGracefully(bare, 1_000)
+      }
     }
+
+    it("are answered 400 with the Error body, and a body within the budget is read whole, not reset", async () => {
+      const { read, sent, answer } = await send(200_000)
+      assert.equal(read, sent, "the server stopped reading the body")
+      assertRawError(answer, 400, "bad_request")
+    })
+
+    it("a body past the budget is read no further than the budget, then the connection is cut", async () => {
+      const { read, answer } = await send(4_000_000)
+      // What had arrived when the budget was passed: at most one read's worth (64 KiB) more.
+      assert.ok(read <= unwantedBodyBudget + 2 * 65_536, `read ${read} bytes`)
+      assertRawError(answer, 400, "bad_request")
+    })
   })
 
   it("an HTTP/1.1 request without Host is 400 with the Error body", async () => {
