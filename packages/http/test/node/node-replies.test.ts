@@ -2,8 +2,7 @@ import assert from "node:assert/strict"
 import { connect, type Socket } from "node:net"
 import { after, before, describe, it } from "node:test"
 import { rawRequest } from "@petstore/test-support/raw-exchange"
-import { unwantedBodyBudget } from "../../src/node/connection-closing.js"
-import { closeGracefully, createServer, listen } from "../../src/node/index.js"
+import { closeGracefully, createServer, listen, unwantedBodyBudget } from "../../src/node/index.js"
 import { apiKey, startServer, type TestServer } from "../harness/server.js"
 
 /** Asserts a raw answer is the Error body with this status and code, and closes the connection. */
