@@ -15,11 +15,9 @@ export const OpenLoopPlan = Schema.Struct({
   deadlineMs: Schema.Number,
   /** The most connections open at once; a request finding none free waits for one, its deadline running. */
   maxSockets: Schema.Int,
-  /** Connections opened (with a probe request each) and kept before the first request. */
+  /** Connections opened (with a `GET <openPath>` each, `/healthz`) and kept before the first request. */
   preopen: Schema.Int,
-  /** `GET <path>` on a connection of its own every `probeEveryMs` meanwhile (`/healthz`). */
-  probePath: Schema.String,
-  probeEveryMs: Schema.Number,
+  openPath: Schema.String,
 })
 export type OpenLoopPlan = typeof OpenLoopPlan.Type
 
@@ -31,6 +29,13 @@ export const Latencies = Schema.Struct({
   max: Schema.Number,
 })
 export type Latencies = typeof Latencies.Type
+
+/** Nearest-rank percentiles of an unsorted list, which it sorts. */
+export const latencies = (samples: Array<number>): Latencies => {
+  samples.sort((a, b) => a - b)
+  const at = (p: number) => samples[Math.max(0, Math.ceil((p / 100) * samples.length) - 1)] ?? 0
+  return { count: samples.length, p50: at(50), p99: at(99), max: samples.at(-1) ?? 0 }
+}
 
 export const OpenLoopCounts = Schema.Struct({
   /** Requests scheduled in the measured window. */
@@ -56,9 +61,6 @@ export const OpenLoopCounts = Schema.Struct({
   workerCpuShare: Schema.Number,
   /** Connections opened over the whole run. */
   connectionsOpened: Schema.Number,
-  /** The probes answered meanwhile (ms; their statuses other than 200 counted apart). */
-  probes: Latencies,
-  probeFailures: Schema.Number,
 })
 export type OpenLoopCounts = typeof OpenLoopCounts.Type
 

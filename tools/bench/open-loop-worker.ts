@@ -18,8 +18,8 @@ import { Agent, request, type ClientRequest, type IncomingMessage } from "node:h
 import { createInterface } from "node:readline"
 import { Schema } from "effect"
 import {
+  latencies,
   OpenLoopCommand,
-  type Latencies,
   type OpenLoopCounts,
   type OpenLoopPlan,
 } from "./open-loop-plan.js"
@@ -28,13 +28,6 @@ const say = (event: object) => process.stdout.write(`${JSON.stringify(event)}\n`
 
 /** The most connections opened at once before a run: a listen backlog's worth (Node's is 511). */
 const preopenWave = 256
-
-/** Nearest-rank percentiles of an unsorted list, which it sorts. */
-const latencies = (samples: Array<number>): Latencies => {
-  samples.sort((a, b) => a - b)
-  const at = (p: number) => samples[Math.max(0, Math.ceil((p / 100) * samples.length) - 1)] ?? 0
-  return { count: samples.length, p50: at(50), p99: at(99), max: samples.at(-1) ?? 0 }
-}
 
 interface Pending {
   readonly scheduledAt: number
@@ -185,35 +178,6 @@ const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
     }
     let ticker: NodeJS.Timeout | undefined
 
-    // The probe: its own agent (one connection), never behind the load's requests on the client side.
-    const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 })
-    const probeTimes: Array<number> = []
-    let probeFailures = 0
-    let probing = false
-    const probe = () => {
-      if (probing) return
-      probing = true
-      const started = performance.now()
-      const outgoing = request(
-        { agent: probeAgent, host: origin.hostname, port: origin.port, path: plan.probePath },
-        (response) => {
-          response.resume()
-          response.on("end", () => {
-            probing = false
-            if (response.statusCode === 200) probeTimes.push(performance.now() - started)
-            else probeFailures++
-          })
-        },
-      )
-      outgoing.setTimeout(5_000, () => outgoing.destroy())
-      outgoing.on("error", () => {
-        probing = false
-        probeFailures++
-      })
-      outgoing.end()
-    }
-    let prober: NodeJS.Timeout | undefined
-
     // The pool a balancer keeps to a server it has been sending to: connections opened and kept
     // before the load begins, so that its onset does not begin with a flood of new connections.
     // Each answer is held unread, its connection busy, until all are open, so that every request
@@ -222,7 +186,7 @@ const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
     const openOne = () =>
       new Promise<IncomingMessage | undefined>((answered) => {
         const outgoing = request(
-          { agent, host: origin.hostname, port: origin.port, path: plan.probePath },
+          { agent, host: origin.hostname, port: origin.port, path: plan.openPath },
           answered,
         )
         outgoing.on("error", () => answered(undefined))
@@ -251,14 +215,11 @@ const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
       startAt = performance.now() + 50
       measuredFrom = startAt + warmupCount * intervalMs
       ticker = setInterval(tick, 1)
-      prober = setInterval(probe, plan.probeEveryMs)
     })
 
     function finish() {
       clearInterval(ticker)
-      clearInterval(prober)
       agent.destroy()
-      probeAgent.destroy()
       const lags = latencies(sendLags)
       resolve({
         scheduled: total - warmupCount,
@@ -273,8 +234,6 @@ const run = (plan: OpenLoopPlan): Promise<OpenLoopCounts> =>
         sendLagMax: lags.max,
         workerCpuShare,
         connectionsOpened,
-        probes: latencies(probeTimes),
-        probeFailures,
       })
     }
   })

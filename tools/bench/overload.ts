@@ -34,7 +34,13 @@ import { Schema } from "effect"
 import { seedPet } from "./baselines/pet-store.js"
 import { environment, repoRoot, serviceBuild } from "./http-bench-environment.js"
 import type { LoadRequest } from "./load-plan.js"
-import { OpenLoopEvent, type OpenLoopCounts, type OpenLoopPlan } from "./open-loop-plan.js"
+import {
+  latencies,
+  OpenLoopEvent,
+  type OpenLoopCounts,
+  type OpenLoopPlan,
+} from "./open-loop-plan.js"
+import { startHealthProbe, type ProbeResult } from "./health-probe.js"
 import {
   clockTicks,
   cpuTicks,
@@ -294,6 +300,8 @@ const openLoopRun = async (
   // The kernel's accept queue: connections made but not yet accepted, which the server cannot see.
   const port = new URL(server.origin).port
   let acceptQueueMax = 0
+  let probe: ReturnType<typeof startHealthProbe> | undefined
+  let probed: ProbeResult | undefined
   const sampler = setInterval(() => {
     execFile("ss", ["-ltnH", `sport = :${port}`], (error, stdout) => {
       if (error !== null) return
@@ -311,10 +319,10 @@ const openLoopRun = async (
       deadlineMs: settings.deadlineMs,
       maxSockets: settings.connections,
       preopen: settings.connections,
-      probePath: "/healthz",
-      probeEveryMs: 100,
+      openPath: "/healthz",
     },
     () => {
+      probe = startHealthProbe(server.origin, "/healthz", 100)
       startTicks = cpuTicks(server.pid)
       startedAt = performance.now()
       throttleStart = quota.throttling()
@@ -326,6 +334,7 @@ const openLoopRun = async (
       const throttle = quota.throttling()
       throttled = throttle.throttled - throttleStart.throttled
       periods = throttle.periods - throttleStart.periods
+      probed = probe?.stop()
     },
   )
   clearInterval(sampler)
@@ -334,6 +343,7 @@ const openLoopRun = async (
   return {
     rate,
     counts,
+    probes: probed ?? { answered: latencies([]), failures: 0 },
     cpuSeconds,
     wallSeconds,
     throttledShare: periods === 0 ? 0 : throttled / periods,
@@ -550,7 +560,7 @@ const main = async () => {
               const run = await openLoopRun(worker, server, quota, scenario, base * level)
               const { counts } = run
               log(
-                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz max ${counts.probes.max.toFixed(0)} ms, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
+                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed), CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
               )
               runs.push({
                 ...run,
