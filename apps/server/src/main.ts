@@ -13,13 +13,14 @@ import {
   createMetrics,
   apiServers,
   isNamedProxy,
+  storageReadiness,
 } from "@petstore/http"
 import { firstStartKeyBanner, firstStartKeyLabel } from "./keys/first-start.js"
 import { readConfig } from "./settings/read-config.js"
 import { redisBucketStore } from "@petstore/http/redis"
 import { processLogger } from "./logs/process-logger.js"
 import { effectLogsTo } from "./logs/effect-logs.js"
-import { createServer, listen, serveMetrics } from "@petstore/http/node"
+import { createServer, listen, serveMetrics, serveProbes } from "@petstore/http/node"
 import { shutdown } from "./server/shutdown.js"
 import { startTracing } from "./tracing/start-tracing.js"
 import { describeTracingChoice } from "./tracing/tracing-choice.js"
@@ -186,6 +187,19 @@ const main = async () => {
             `cannot listen on ${config.host}:${metricsPort} for metrics: ${describeCause(error)}`,
           ),
         )
+  const probePort = Option.getOrUndefined(config.probePort)
+  const probes =
+    probePort === undefined
+      ? undefined
+      : await serveProbes({
+          port: probePort,
+          host: config.host,
+          readiness: storageReadiness(runtime, metrics),
+          stopping: notReady.signal,
+          logger,
+        }).catch((error: unknown) =>
+          fail(`cannot listen on ${config.host}:${probePort} for probes: ${describeCause(error)}`),
+        )
   const originAt = (port: number) =>
     `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`
   const origin = originAt(port)
@@ -235,6 +249,7 @@ const main = async () => {
         : {
             metrics: `${metricsServer === undefined ? origin : originAt(metricsServer.port)}/metrics`,
           }),
+      ...(probes === undefined ? {} : { probes: originAt(probes.port) }),
       storage: describeStorageChoice(config.storage),
       tracing: describeTracingChoice(config.tracing),
       apiKeys: apiKeys.length,

@@ -82,6 +82,11 @@ export {
 } from "./vocabulary/logger.js"
 export { createMetrics, type Metrics, type MetricsOptions } from "./observability/metrics.js"
 export {
+  storageReadiness,
+  type Readiness,
+  type ReadinessOptions,
+} from "./observability/readiness.js"
+export {
   metricsExposition,
   type ExpositionOptions,
   type MetricsExposition,

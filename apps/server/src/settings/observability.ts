@@ -26,6 +26,13 @@ export const observabilitySettings = {
       "A port of its own for `GET /metrics`, on `HOST`; the API's port then no longer serves it, and this one serves nothing else (0 picks a free one; the start-up log says which). Refused with `PETSTORE_METRICS=off`.",
     read: fromEnv(port),
   }),
+  probePort: optionalSetting({
+    variable: "PETSTORE_PROBE_PORT",
+    whenUnset: "`/healthz` and `/readyz` are served on `PORT` only",
+    description:
+      "A port of its own for `GET /healthz` and `GET /readyz` too, on `HOST`, answered by a thread of its own: within milliseconds however overloaded the API's port is (see Overload), for Kubernetes' probes. The API's port still serves both (0 picks a free one; the start-up log says which).",
+    read: fromEnv(port),
+  }),
 }
 
 const { metrics, metricsPort } = observabilitySettings

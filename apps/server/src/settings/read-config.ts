@@ -34,6 +34,7 @@ const serverConfig = Config.all({
   }),
   logLevel: settings.logLevel.config,
   metrics: metricsConfig,
+  probePort: settings.probePort.config,
   tracing: tracingConfig,
 }).pipe(Config.map(({ urls, metrics, ...rest }) => ({ ...rest, ...urls, ...metrics })))
 

@@ -10,5 +10,6 @@ export { closeGracefully, quietWithinMs, type CloseSteps } from "./graceful-clos
 export type { EdgeObservers, EdgeRefusal, EdgeRefusalReason } from "./edge-refusals.js"
 export { unwantedBodyBudget } from "./connection-closing.js"
 export { metricsConnectionLimits, metricsListener, serveMetrics } from "./metrics-listener.js"
+export { serveProbes, type ProbePortOptions } from "./probe-port.js"
 export { defaultOverload, type OverloadObservers, type OverloadOptions } from "./admission.js"
 export type { OverloadReadings } from "../observability/metrics.js"

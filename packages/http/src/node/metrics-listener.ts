@@ -1,22 +1,12 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http"
-import { apiError, type ApiError } from "../vocabulary/api-error.js"
+import type { RequestListener, Server } from "node:http"
+import { apiError } from "../vocabulary/api-error.js"
 import type { MetricsExposition } from "../observability/metrics-exposition.js"
-import { requestIdFor, requestIdHeader } from "../request/request-id.js"
+import { requestIdHeader } from "../request/request-id.js"
 import type { EdgeObservers } from "./edge-refusals.js"
-import { writeError } from "./error-reply.js"
+import { readOnlyListener, replyWithError, requestIdOf } from "./read-only-listener.js"
 import { createServer, defaultConnectionLimits, listen, type ConnectionLimits } from "./server.js"
 
 const metricsPath = "/metrics"
-const allowed = "GET, HEAD"
-
-const requestIdOf = (request: IncomingMessage) => requestIdFor(request.headers["x-request-id"])
-
-const replyWithError = (
-  request: IncomingMessage,
-  response: ServerResponse,
-  error: ApiError,
-  headers: Readonly<Record<string, string>> = {},
-) => writeError(response, error, requestIdOf(request), headers)
 
 /**
  * What the metrics port answers: `GET /metrics` (and HEAD), the same exposition as the API's
@@ -24,24 +14,8 @@ const replyWithError = (
  * with the Error body. No key: keep the port behind a network policy. Serve it with
  * `createServer`, which answers what Node would itself (malformed requests, slow clients).
  */
-export const metricsListener =
-  (exposition: MetricsExposition): RequestListener =>
-  (request, response) => {
-    const path = (request.url ?? "").split("?", 1)[0]
-    if (path !== metricsPath) {
-      return replyWithError(request, response, apiError("not_found", `nothing is at ${path}`))
-    }
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return replyWithError(
-        request,
-        response,
-        apiError(
-          "method_not_allowed",
-          `${request.method ?? ""} is not allowed on ${metricsPath}; allowed: ${allowed}`,
-        ),
-        { Allow: allowed },
-      )
-    }
+export const metricsListener = (exposition: MetricsExposition): RequestListener =>
+  readOnlyListener([metricsPath], (_path, request, response) => {
     exposition.render().then(
       (text) => {
         response.writeHead(200, {
@@ -60,7 +34,7 @@ export const metricsListener =
           apiError("internal_error", "the metrics could not be rendered"),
         ),
     )
-  }
+  })
 
 /**
  * Scrapers are few, and send their request as soon as they connect: a flood of connections to

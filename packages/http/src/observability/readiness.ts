@@ -2,7 +2,7 @@ import { Limit, PetRepository, StorageUnavailable } from "@petstore/core"
 import { Cause, Duration, Effect, Exit, Option } from "effect"
 import type { PetRuntime } from "../vocabulary/runtime.js"
 import { describeCause, type Logger } from "../vocabulary/logger.js"
-import type { MetricsRecorder } from "./metrics.js"
+import { discardMetrics, type MetricsRecorder } from "./metrics.js"
 
 export type Readiness =
   { readonly ready: true } | { readonly ready: false; readonly reason: string }
@@ -45,7 +45,7 @@ const reasonOf = (cause: Cause.Cause<StorageUnavailable>): string =>
  */
 export const storageReadiness = (
   runtime: PetRuntime,
-  metrics: MetricsRecorder,
+  metrics: MetricsRecorder = discardMetrics,
   options: ReadinessOptions = {},
 ): ((log: Logger) => Promise<Readiness>) => {
   const timeout = Duration.decode(options.timeout ?? Duration.seconds(2))

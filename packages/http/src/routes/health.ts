@@ -1,9 +1,15 @@
-import { apiError, respondWithError } from "../vocabulary/api-error.js"
+import { respondWithError } from "../vocabulary/api-error.js"
 import type { RouterContext } from "@koa/router"
 import type { ApiRouter, RouteState } from "./router.js"
 import { retryAfterSeconds } from "../vocabulary/headers.js"
 import type { Logger } from "../vocabulary/logger.js"
 import type { Readiness } from "../observability/readiness.js"
+import {
+  aliveBody,
+  notReadyErrors,
+  readyBody,
+  type NotReadyReason,
+} from "../observability/probe-answers.js"
 
 /**
  * `GET /healthz`: the process is up (it never asks storage). Open to all, for load balancers and
@@ -11,18 +17,14 @@ import type { Readiness } from "../observability/readiness.js"
  */
 export const registerHealthRoute = (router: ApiRouter): void => {
   router.get("/healthz", (ctx) => {
-    ctx.body = { status: "ok" }
+    ctx.body = aliveBody
   })
 }
 
 /** 503 with `Retry-After`: the status is what a balancer's probe needs, the code tells people why. */
-const notReady = (
-  ctx: RouterContext<RouteState>,
-  code: "storage_unavailable" | "shutting_down",
-  message: string,
-): void => {
+const notReady = (ctx: RouterContext<RouteState>, reason: NotReadyReason): void => {
   ctx.set("Retry-After", String(retryAfterSeconds))
-  respondWithError(ctx, apiError(code, message))
+  respondWithError(ctx, notReadyErrors[reason])
 }
 
 /**
@@ -39,13 +41,13 @@ export const registerReadinessRoute = (
   router.get("/readyz", async (ctx) => {
     ctx.set("Cache-Control", "no-store")
     if (stopping?.aborted === true) {
-      return notReady(ctx, "shutting_down", "shutting down; not ready")
+      return notReady(ctx, "shutting_down")
     }
     const answer = await readiness(ctx.state.log)
     if (answer.ready) {
-      ctx.body = { status: "ready" }
+      ctx.body = readyBody
       return
     }
-    notReady(ctx, "storage_unavailable", "storage is not answering; not ready")
+    notReady(ctx, "storage_unavailable")
   })
 }

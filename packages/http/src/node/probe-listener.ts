@@ -1,0 +1,73 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http"
+import { jsonContentType } from "../vocabulary/api-error.js"
+import { retryAfterSeconds } from "../vocabulary/headers.js"
+import { requestIdHeader } from "../request/request-id.js"
+import { aliveBody, notReadyErrors, readyBody } from "../observability/probe-answers.js"
+import type { ProbeStateReader } from "./probe-state.js"
+import { readOnlyListener, replyWithError, requestIdOf } from "./read-only-listener.js"
+
+const probePaths = ["/healthz", "/readyz"] as const
+type ProbePath = (typeof probePaths)[number]
+
+/**
+ * How long the main event loop may go without turning before a probe waits for it: a loop turn
+ * under an overload takes a few hundred milliseconds, one that takes seconds is stuck. Past it a
+ * probe is answered only once the loop turns again, so that a liveness probe of a stuck process
+ * times out, as it would on the API's port.
+ */
+export const stalledAfterMs = 2_000
+
+/** How often a waiting probe looks at the loop again. */
+const recheckMs = 50
+
+const writeJson = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: object,
+  headers: Readonly<Record<string, string>>,
+): void => {
+  const text = JSON.stringify(body)
+  response.writeHead(200, {
+    ...headers,
+    "Content-Type": jsonContentType,
+    "Content-Length": Buffer.byteLength(text),
+    "X-Content-Type-Options": "nosniff",
+    [requestIdHeader]: requestIdOf(request),
+  })
+  response.end(request.method === "HEAD" ? undefined : text)
+}
+
+const noStore = { "Cache-Control": "no-store" }
+
+/** The answer the app's own route would give, from the state the main thread last published. */
+const answer = (
+  path: ProbePath,
+  state: ProbeStateReader,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void => {
+  if (path === "/healthz") return writeJson(request, response, aliveBody, {})
+  const readiness = state.readiness()
+  if (readiness === "ready") return writeJson(request, response, readyBody, noStore)
+  replyWithError(request, response, notReadyErrors[readiness], {
+    ...noStore,
+    "Retry-After": String(retryAfterSeconds),
+  })
+}
+
+/**
+ * What the probe port answers, from another thread than the main event loop's: `GET /healthz`
+ * and `GET /readyz` (and HEAD) as the app's routes would, from what the main thread publishes in
+ * `state` (its loop's heartbeat, its readiness), and only while its loop turns (see
+ * `stalledAfterMs`). Any other path is 404, any other method 405 with `Allow`, with the Error
+ * body.
+ */
+export const probeListener = (state: ProbeStateReader): RequestListener =>
+  readOnlyListener(probePaths, (path, request, response) => {
+    const answerWhenTurning = (): void => {
+      if (response.destroyed) return
+      if (state.loopAgeMs() <= stalledAfterMs) return answer(path, state, request, response)
+      setTimeout(answerWhenTurning, recheckMs).unref()
+    }
+    answerWhenTurning()
+  })

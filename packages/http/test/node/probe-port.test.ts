@@ -1,0 +1,136 @@
+import assert from "node:assert/strict"
+import { execFile } from "node:child_process"
+import { createServer as createNodeServer } from "node:http"
+import { describe, it } from "node:test"
+import { setTimeout as sleep } from "node:timers/promises"
+import { assertError } from "@petstore/test-support/error-body"
+import type { Readiness } from "../../src/index.js"
+// The package as built: the probe port's thread starts from its compiled module (see serveProbes).
+import { serveProbes } from "@petstore/http/node"
+import { probeListener, stalledAfterMs } from "../../src/node/probe-listener.js"
+import type { ProbeStateReader } from "../../src/node/probe-state.js"
+import { listen } from "../../src/node/server.js"
+
+/** The probe port on an ephemeral port, its storage as `storage.ready` says. */
+const startProbes = async () => {
+  const storage = { ready: true }
+  const stopping = new AbortController()
+  const probes = await serveProbes({
+    port: 0,
+    host: "127.0.0.1",
+    readiness: async (): Promise<Readiness> =>
+      storage.ready ? { ready: true } : { ready: false, reason: "the test took it away" },
+    stopping: stopping.signal,
+  })
+  return { origin: `http://127.0.0.1:${probes.port}`, storage, stopping, close: probes.close }
+}
+
+/**
+ * `curl` in a process of its own, after `delaySeconds`: this thread may block meanwhile. Resolves
+ * with the status and the wall-clock time (ms) the answer had arrived by.
+ */
+const curlLater = (url: string, delaySeconds: number) =>
+  new Promise<{ readonly status: number; readonly answeredAt: number }>((resolve, reject) => {
+    const script = `sleep ${delaySeconds}; curl -s -o /dev/null -m 10 -w '%{http_code}' "$0"; echo " $(date +%s%3N)"`
+    execFile("sh", ["-c", script, url], (error, stdout) => {
+      if (error !== null) return reject(error)
+      const [status = "", answeredAt = ""] = stdout.trim().split(" ")
+      resolve({ status: Number(status), answeredAt: Number(answeredAt) })
+    })
+  })
+
+/** Keeps this thread, and so its event loop, busy for `ms`; returns when it let go (wall clock). */
+const blockThisThread = (ms: number): number => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    // Busy: no timer, no I/O callback runs here meanwhile.
+  }
+  return Date.now()
+}
+
+describe("the probe port (serveProbes)", () => {
+  it("answers GET and HEAD /healthz and /readyz as the app's routes do, and nothing else", async () => {
+    const probes = await startProbes()
+    try {
+      const alive = await fetch(`${probes.origin}/healthz`)
+      assert.equal(alive.status, 200)
+      assert.deepEqual(await alive.json(), { status: "ok" })
+      const ready = await fetch(`${probes.origin}/readyz?from=kubelet`)
+      assert.equal(ready.status, 200)
+      assert.equal(ready.headers.get("cache-control"), "no-store")
+      assert.deepEqual(await ready.json(), { status: "ready" })
+      const head = await fetch(`${probes.origin}/healthz`, { method: "HEAD" })
+      assert.equal(head.status, 200)
+      assert.equal(await head.text(), "")
+      await assertError(await fetch(`${probes.origin}/metrics`), 404, "not_found")
+      const post = await fetch(`${probes.origin}/healthz`, { method: "POST" })
+      assert.equal(post.headers.get("allow"), "GET, HEAD")
+      await assertError(post, 405, "method_not_allowed")
+    } finally {
+      await probes.close()
+    }
+  })
+
+  it("says not ready once storage stops answering, and at once when the process begins to stop", async () => {
+    const probes = await startProbes()
+    try {
+      probes.storage.ready = false
+      let answer = await fetch(`${probes.origin}/readyz`)
+      // Storage is asked once a second: within a few, the answer follows it.
+      for (let tries = 0; answer.status === 200 && tries < 30; tries++) {
+        await answer.arrayBuffer()
+        await sleep(100)
+        answer = await fetch(`${probes.origin}/readyz`)
+      }
+      assert.equal(answer.headers.get("retry-after"), "1")
+      await assertError(answer, 503, "storage_unavailable")
+      assert.equal((await fetch(`${probes.origin}/healthz`)).status, 200)
+
+      probes.storage.ready = true
+      probes.stopping.abort()
+      await assertError(await fetch(`${probes.origin}/readyz`), 503, "shutting_down")
+    } finally {
+      await probes.close()
+    }
+  })
+
+  it("answers while the main thread is busy, from a thread of its own", async () => {
+    const probes = await startProbes()
+    try {
+      // Asked 300 ms into a 1.5 s block of this thread: the answer arrives before it ends.
+      const asked = curlLater(`${probes.origin}/healthz`, 0.3)
+      const unblockedAt = blockThisThread(1_500)
+      const { status, answeredAt } = await asked
+      assert.equal(status, 200)
+      assert.ok(
+        answeredAt < unblockedAt,
+        `answered ${answeredAt - unblockedAt} ms after the main thread let go`,
+      )
+    } finally {
+      await probes.close()
+    }
+  })
+})
+
+describe("the probe listener", () => {
+  it(`holds a probe while the main loop has not turned for ${stalledAfterMs} ms, and answers it once it turns`, async () => {
+    const loop = { ageMs: stalledAfterMs + 1 }
+    const state: ProbeStateReader = { loopAgeMs: () => loop.ageMs, readiness: () => "ready" }
+    const server = createNodeServer(probeListener(state))
+    const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
+    try {
+      let answered = false
+      const probe = fetch(`${origin}/healthz`).then((response) => {
+        answered = true
+        return response
+      })
+      await sleep(300)
+      assert.equal(answered, false, "a stuck loop's probe was answered")
+      loop.ageMs = 10
+      assert.equal((await probe).status, 200)
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
+  })
+})
