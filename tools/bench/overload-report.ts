@@ -17,6 +17,8 @@ export interface OverloadRun {
   readonly counts: OpenLoopCounts
   /** `/healthz` asked every 100 ms over the measured window, from the bench's process. */
   readonly probes: ProbeResult
+  /** The same on the service's probe port (`PETSTORE_PROBE_PORT`), answered by a thread of its own. */
+  readonly probePortProbes?: ProbeResult
   /** Server CPU (user + system, /proc) over the measured window. */
   readonly cpuSeconds: number
   readonly wallSeconds: number
@@ -190,7 +192,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
   )
   lines.push("")
   lines.push(
-    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it). Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, a rate answered whole but late run twice and judged by the second, then confirmed by a run as long as the measured ones, lowered by a tenth until served whole; the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it), on the API's port and, for the service, on its probe port too (\`PETSTORE_PROBE_PORT\`, answered by a thread of its own); a probe that gets no answer within 5 s counts as failed. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
   )
   for (const scenario of ["list20", "create"] as const) {
     const runs = report.runs.filter((run) => run.scenario === scenario)
@@ -229,7 +231,12 @@ export const overloadMarkdown = (report: OverloadReport): string => {
             ? over((run) => run.counts.refused.p99, 0, " ms")
             : "—",
           over((run) => (run.counts.timedOut + run.counts.failed) / seconds, 0),
-          over((run) => run.probes.answered.max, 0, " ms"),
+          group.every((run) => run.probes.answered.count === 0)
+            ? "—"
+            : over((run) => run.probes.answered.max, 0, " ms"),
+          group.every((run) => run.probePortProbes !== undefined)
+            ? over((run) => run.probePortProbes?.answered.max ?? 0, 0, " ms")
+            : "—",
           over((run) => (run.cpuSeconds / run.wallSeconds / settings.cores) * 100, 0, " %"),
           over((run) => run.coreWorkMs, 0, " ms"),
         ])
@@ -247,6 +254,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
           "refused p99",
           "timed out or failed/s",
           "`/healthz` max",
+          "probe port's `/healthz` max",
           "CPU of quota",
           "core's fixed work",
         ],

@@ -55,13 +55,19 @@ export interface Server {
   readonly pid: number
   /** `http://127.0.0.1:<port>` */
   readonly origin: string
+  /** Where it answers `/healthz` and `/readyz` apart (`PETSTORE_PROBE_PORT`), if it does. */
+  readonly probeOrigin: string | undefined
   /** The last lines it wrote, for error messages. */
   readonly logTail: () => string
   readonly stop: () => Promise<void>
 }
 
 const Announcement = Schema.parseJson(
-  Schema.Struct({ message: Schema.Literal("petstore listening"), url: Schema.String }),
+  Schema.Struct({
+    message: Schema.Literal("petstore listening"),
+    url: Schema.String,
+    probes: Schema.optional(Schema.String),
+  }),
 )
 const announcedUrl = Schema.decodeUnknownOption(Announcement)
 
@@ -111,6 +117,7 @@ export const startServer = (command: ServerCommand, core: number): Promise<Serve
         name: command.name,
         pid,
         origin: new URL(announced.value.url).origin,
+        probeOrigin: announced.value.probes,
         logTail,
         stop: async () => {
           if (!running(child)) return
