@@ -197,6 +197,7 @@ const main = async () => {
           readiness: storageReadiness(runtime, metrics),
           stopping: notReady.signal,
           logger,
+          servers: [server],
         }).catch((error: unknown) =>
           fail(`cannot listen on ${config.host}:${probePort} for probes: ${describeCause(error)}`),
         )

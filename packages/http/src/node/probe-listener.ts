@@ -10,10 +10,11 @@ const probePaths = ["/healthz", "/readyz"] as const
 type ProbePath = (typeof probePaths)[number]
 
 /**
- * How long the main event loop may go without turning before a probe waits for it: a loop turn
- * under an overload takes a few hundred milliseconds, one that takes seconds is stuck. Past it a
- * probe is answered only once the loop turns again, so that a liveness probe of a stuck process
- * times out, as it would on the API's port.
+ * How long the main thread may go without a sign of life (a timer, a request taken) before a
+ * probe waits for one: an overloaded thread takes a request every few dozen microseconds, a
+ * thread that takes none and runs no timer for seconds is stuck. Past it a probe is answered
+ * only once the thread shows life again, so that a liveness probe of a stuck process times out,
+ * as it would on the API's port.
  */
 export const stalledAfterMs = 2_000
 

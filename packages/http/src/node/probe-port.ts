@@ -1,3 +1,4 @@
+import type { Server } from "node:http"
 import { Worker } from "node:worker_threads"
 import { Schema } from "effect"
 import type { Readiness } from "../observability/readiness.js"
@@ -18,6 +19,12 @@ export interface ProbePortOptions {
   readonly stopping?: AbortSignal
   /** Where a failed storage probe, or a failure of the thread, is told; nowhere unless given. */
   readonly logger?: Logger
+  /**
+   * The servers on the main thread (the API's): each request they take is a heartbeat too. An
+   * overloaded loop may stay seconds in one poll of its sockets, its timers waiting, while it
+   * takes request after request: busy, not stuck.
+   */
+  readonly servers?: ReadonlyArray<Server>
 }
 
 /**
@@ -36,8 +43,8 @@ const readinessEveryMs = 1_000
  * within milliseconds however many requests wait on the API's port, which shares the main thread
  * with everything else (see the README's Overload: past what the process can refuse, a probe
  * there waits its turn behind them). The main thread publishes what the answers need, through
- * memory both share: a heartbeat from its loop every 100 ms, and its readiness, storage asked
- * every second and `stopping` at once. Resolves once the port listens, storage asked a first time.
+ * memory both share: a heartbeat from its loop every 100 ms and from each request its `servers`
+ * take, and its readiness, storage asked every second and `stopping` at once. Resolves once the port listens, storage asked a first time.
  */
 export const serveProbes = async (
   options: ProbePortOptions,
@@ -79,6 +86,7 @@ export const serveProbes = async (
       "the probe port's thread failed: it no longer answers",
     ),
   )
+  for (const server of options.servers ?? []) server.on("request", writer.beat)
   const timers = [
     setInterval(writer.beat, beatEveryMs),
     setInterval(() => void ask(), readinessEveryMs),
@@ -88,6 +96,7 @@ export const serveProbes = async (
     port,
     close: async () => {
       for (const timer of timers) clearInterval(timer)
+      for (const server of options.servers ?? []) server.off("request", writer.beat)
       await worker.terminate()
     },
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
-import { createServer as createNodeServer } from "node:http"
+import { createServer as createNodeServer, type Server } from "node:http"
 import { describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { assertError } from "@petstore/test-support/error-body"
@@ -12,7 +12,7 @@ import type { ProbeStateReader } from "../../src/node/probe-state.js"
 import { listen } from "../../src/node/server.js"
 
 /** The probe port on an ephemeral port, its storage as `storage.ready` says. */
-const startProbes = async () => {
+const startProbes = async (servers: ReadonlyArray<Server> = []) => {
   const storage = { ready: true }
   const stopping = new AbortController()
   const probes = await serveProbes({
@@ -21,6 +21,7 @@ const startProbes = async () => {
     readiness: async (): Promise<Readiness> =>
       storage.ready ? { ready: true } : { ready: false, reason: "the test took it away" },
     stopping: stopping.signal,
+    servers,
   })
   return { origin: `http://127.0.0.1:${probes.port}`, storage, stopping, close: probes.close }
 }
@@ -39,11 +40,19 @@ const curlLater = (url: string, delaySeconds: number) =>
     })
   })
 
-/** Keeps this thread, and so its event loop, busy for `ms`; returns when it let go (wall clock). */
-const blockThisThread = (ms: number): number => {
+/**
+ * Keeps this thread, and so its event loop, busy for `ms`, calling `meanwhile` every 10 ms;
+ * returns when it let go (wall clock).
+ */
+const blockThisThread = (ms: number, meanwhile: () => void = () => {}): number => {
   const until = Date.now() + ms
+  let next = Date.now()
   while (Date.now() < until) {
     // Busy: no timer, no I/O callback runs here meanwhile.
+    if (Date.now() >= next) {
+      meanwhile()
+      next += 10
+    }
   }
   return Date.now()
 }
@@ -100,6 +109,27 @@ describe("the probe port (serveProbes)", () => {
       // Asked 300 ms into a 1.5 s block of this thread: the answer arrives before it ends.
       const asked = curlLater(`${probes.origin}/healthz`, 0.3)
       const unblockedAt = blockThisThread(1_500)
+      const { status, answeredAt } = await asked
+      assert.equal(status, 200)
+      assert.ok(
+        answeredAt < unblockedAt,
+        `answered ${answeredAt - unblockedAt} ms after the main thread let go`,
+      )
+    } finally {
+      await probes.close()
+    }
+  })
+})
+
+describe("the probe port of a busy main thread", () => {
+  it(`takes each request its servers take as a heartbeat: busy past ${stalledAfterMs} ms without a timer is not stuck`, async () => {
+    // A server of the main thread, taking request after request in one long poll of its
+    // sockets, its timers waiting: as an overloaded API port does.
+    const api = createNodeServer()
+    const probes = await startProbes([api])
+    try {
+      const asked = curlLater(`${probes.origin}/healthz`, (stalledAfterMs + 300) / 1000)
+      const unblockedAt = blockThisThread(stalledAfterMs + 1_000, () => api.emit("request"))
       const { status, answeredAt } = await asked
       assert.equal(status, 200)
       assert.ok(
