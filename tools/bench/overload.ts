@@ -324,8 +324,8 @@ const openLoopRun = async (
       openPath: "/healthz",
     },
     () => {
-      probes = [server.origin, ...(server.probeOrigin ?? [])].map((origin) =>
-        startHealthProbe(origin, "/healthz", 100),
+      probes = [server.origin, server.probeOrigin].flatMap((origin) =>
+        origin === undefined ? [] : [startHealthProbe(origin, "/healthz", 100)],
       )
       startTicks = cpuTicks(server.pid)
       startedAt = performance.now()
