@@ -12,6 +12,8 @@ export interface ProbeResult {
   readonly answered: Latencies
   /** Probes answered with another status, or not at all within 5 s. */
   readonly failures: number
+  /** How long the probe still unanswered when the window closed had waited, in ms; 0 if none. */
+  readonly waitingAtEndMs: number
 }
 
 const giveUpMs = 5_000
@@ -22,10 +24,11 @@ export const startHealthProbe = (origin: string, path: string, everyMs: number) 
   const times: Array<number> = []
   let failures = 0
   let probing = false
+  let sentAt = 0
   const probe = () => {
     if (probing) return
     probing = true
-    const sentAt = performance.now()
+    sentAt = performance.now()
     const outgoing = request({ agent, host: url.hostname, port: url.port, path }, (response) => {
       response.resume()
       response.on("end", () => {
@@ -46,7 +49,8 @@ export const startHealthProbe = (origin: string, path: string, everyMs: number) 
     stop: (): ProbeResult => {
       clearInterval(timer)
       agent.destroy()
-      return { answered: latencies(times), failures }
+      const waitingAtEndMs = probing ? performance.now() - sentAt : 0
+      return { answered: latencies(times), failures, waitingAtEndMs }
     },
   }
 }

@@ -76,6 +76,21 @@ const spreadOf = (values: ReadonlyArray<number>, digits: number, unit = "") => {
     : `${shown} (${format(low, digits)}–${format(high, digits)})`
 }
 
+/** The longest a probe waited, answered or still waiting when the window closed. */
+const longestProbeMs = (result: ProbeResult) => Math.max(result.answered.max, result.waitingAtEndMs)
+
+/**
+ * A probe column's cell: the longest wait's spread over the rounds, "≥" where a probe was still
+ * unanswered at the end; "—" when the target has no such route (every probe answered otherwise)
+ * or was not asked.
+ */
+const probeCell = (results: ReadonlyArray<ProbeResult>): string => {
+  const noRoute = results.every((result) => result.answered.count === 0 && result.failures > 0)
+  if (results.length === 0 || noRoute) return "—"
+  const cell = spreadOf(results.map(longestProbeMs), 0, " ms")
+  return results.some((result) => result.waitingAtEndMs > result.answered.max) ? `≥ ${cell}` : cell
+}
+
 /** A tenth of the deadline: a generator sending this late is measuring itself. */
 const generatorBehindMs = 100
 const generatorBehind = (run: OverloadRun) => run.counts.sendLagP99 > generatorBehindMs
@@ -231,12 +246,8 @@ export const overloadMarkdown = (report: OverloadReport): string => {
             ? over((run) => run.counts.refused.p99, 0, " ms")
             : "—",
           over((run) => (run.counts.timedOut + run.counts.failed) / seconds, 0),
-          group.every((run) => run.probes.answered.count === 0)
-            ? "—"
-            : over((run) => run.probes.answered.max, 0, " ms"),
-          group.every((run) => run.probePortProbes !== undefined)
-            ? over((run) => run.probePortProbes?.answered.max ?? 0, 0, " ms")
-            : "—",
+          probeCell(group.map((run) => run.probes)),
+          probeCell(group.flatMap((run) => run.probePortProbes ?? [])),
           over((run) => (run.cpuSeconds / run.wallSeconds / settings.cores) * 100, 0, " %"),
           over((run) => run.coreWorkMs, 0, " ms"),
         ])

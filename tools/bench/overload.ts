@@ -347,7 +347,7 @@ const openLoopRun = async (
   return {
     rate,
     counts,
-    probes: probed[0] ?? { answered: latencies([]), failures: 0 },
+    probes: probed[0] ?? { answered: latencies([]), failures: 0, waitingAtEndMs: 0 },
     ...(probed[1] === undefined ? {} : { probePortProbes: probed[1] }),
     cpuSeconds,
     wallSeconds,
@@ -578,7 +578,7 @@ const main = async () => {
               const run = await openLoopRun(worker, server, quota, scenario, base * level)
               const { counts } = run
               log(
-                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed)${run.probePortProbes === undefined ? "" : `, on the probe port max ${run.probePortProbes.answered.max.toFixed(0)} ms (${run.probePortProbes.failures} failed)`}, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
+                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed, ${run.probes.waitingAtEndMs.toFixed(0)} ms waiting at the end)${run.probePortProbes === undefined ? "" : `, on the probe port max ${run.probePortProbes.answered.max.toFixed(0)} ms (${run.probePortProbes.failures} failed)`}, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
               )
               runs.push({
                 ...run,

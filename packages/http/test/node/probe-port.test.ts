@@ -57,6 +57,24 @@ const blockThisThread = (ms: number, meanwhile: () => void = () => {}): number =
   return Date.now()
 }
 
+/**
+ * Asks `url` from another process `askAtMs` into a block of this thread `blockMs` long (calling
+ * `meanwhile` every 10 ms), and asserts the answer, 200, arrived before the block ended.
+ */
+const assertAnsweredWhileBlocked = async (
+  url: string,
+  block: { readonly askAtMs: number; readonly blockMs: number; readonly meanwhile?: () => void },
+) => {
+  const asked = curlLater(url, block.askAtMs / 1000)
+  const unblockedAt = blockThisThread(block.blockMs, block.meanwhile)
+  const { status, answeredAt } = await asked
+  assert.equal(status, 200)
+  assert.ok(
+    answeredAt < unblockedAt,
+    `answered ${answeredAt - unblockedAt} ms after the main thread let go`,
+  )
+}
+
 describe("the probe port (serveProbes)", () => {
   it("answers GET and HEAD /healthz and /readyz as the app's routes do, and nothing else", async () => {
     const probes = await startProbes()
@@ -107,14 +125,7 @@ describe("the probe port (serveProbes)", () => {
     const probes = await startProbes()
     try {
       // Asked 300 ms into a 1.5 s block of this thread: the answer arrives before it ends.
-      const asked = curlLater(`${probes.origin}/healthz`, 0.3)
-      const unblockedAt = blockThisThread(1_500)
-      const { status, answeredAt } = await asked
-      assert.equal(status, 200)
-      assert.ok(
-        answeredAt < unblockedAt,
-        `answered ${answeredAt - unblockedAt} ms after the main thread let go`,
-      )
+      await assertAnsweredWhileBlocked(`${probes.origin}/healthz`, { askAtMs: 300, blockMs: 1_500 })
     } finally {
       await probes.close()
     }
@@ -128,14 +139,11 @@ describe("the probe port of a busy main thread", () => {
     const api = createNodeServer()
     const probes = await startProbes([api])
     try {
-      const asked = curlLater(`${probes.origin}/healthz`, (stalledAfterMs + 300) / 1000)
-      const unblockedAt = blockThisThread(stalledAfterMs + 1_000, () => api.emit("request"))
-      const { status, answeredAt } = await asked
-      assert.equal(status, 200)
-      assert.ok(
-        answeredAt < unblockedAt,
-        `answered ${answeredAt - unblockedAt} ms after the main thread let go`,
-      )
+      await assertAnsweredWhileBlocked(`${probes.origin}/healthz`, {
+        askAtMs: stalledAfterMs + 300,
+        blockMs: stalledAfterMs + 1_000,
+        meanwhile: () => api.emit("request"),
+      })
     } finally {
       await probes.close()
     }
