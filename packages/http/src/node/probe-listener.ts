@@ -18,7 +18,7 @@ type ProbePath = (typeof probePaths)[number]
  */
 export const stalledAfterMs = 2_000
 
-/** How often a waiting probe looks at the loop again. */
+/** How often a waiting probe looks at the heartbeat again. */
 const recheckMs = 50
 
 const writeJson = (
@@ -59,16 +59,15 @@ const answer = (
 /**
  * What the probe port answers, from another thread than the main event loop's: `GET /healthz`
  * and `GET /readyz` (and HEAD) as the app's routes would, from what the main thread publishes in
- * `state` (its loop's heartbeat, its readiness), and only while its loop turns (see
- * `stalledAfterMs`). Any other path is 404, any other method 405 with `Allow`, with the Error
+ * `state` (its heartbeat, its readiness), and only while it shows life (see `stalledAfterMs`). Any other path is 404, any other method 405 with `Allow`, with the Error
  * body.
  */
 export const probeListener = (state: ProbeStateReader): RequestListener =>
   readOnlyListener(probePaths, (path, request, response) => {
-    const answerWhenTurning = (): void => {
+    const answerWhenAlive = (): void => {
       if (response.destroyed) return
-      if (state.loopAgeMs() <= stalledAfterMs) return answer(path, state, request, response)
-      setTimeout(answerWhenTurning, recheckMs).unref()
+      if (state.heartbeatAgeMs() <= stalledAfterMs) return answer(path, state, request, response)
+      setTimeout(answerWhenAlive, recheckMs).unref()
     }
-    answerWhenTurning()
+    answerWhenAlive()
   })

@@ -33,7 +33,7 @@ export interface ProbePortOptions {
  */
 const threadModule = new URL("./probe-thread.js", import.meta.url)
 
-/** How often the main loop says it turns: well within `stalledAfterMs`. */
+/** How often the main loop's timer beats: well within `stalledAfterMs`. */
 const beatEveryMs = 100
 /** How often storage is asked, as the app's `/readyz` asks it at most (its answer is reused 1 s). */
 const readinessEveryMs = 1_000
@@ -44,7 +44,8 @@ const readinessEveryMs = 1_000
  * with everything else (see the README's Overload: past what the process can refuse, a probe
  * there waits its turn behind them). The main thread publishes what the answers need, through
  * memory both share: a heartbeat from its loop every 100 ms and from each request its `servers`
- * take, and its readiness, storage asked every second and `stopping` at once. Resolves once the port listens, storage asked a first time.
+ * take, and its readiness, storage asked every second and `stopping` at once. Resolves once the
+ * port listens, storage asked a first time.
  */
 export const serveProbes = async (
   options: ProbePortOptions,

@@ -11,8 +11,8 @@ const readinessStates: ReadonlyArray<ReadinessState> = [
 ]
 
 /**
- * What the main thread tells the probe thread, in memory both share: when the main event loop
- * last turned, and whether the process is ready. Times are milliseconds since `epoch`, kept in 32
+ * What the main thread tells the probe thread, in memory both share: when it last showed life
+ * (a timer, a request taken), and whether the process is ready. Times are milliseconds since `epoch`, kept in 32
  * bits and subtracted with wrap-around, so that any age under 24 days reads right however long
  * the process runs.
  */
@@ -39,7 +39,7 @@ export const ProbeThreadMessage = Schema.Union(
 const beatCell = 0
 const readinessCell = 1
 
-/** A new state: the loop turned just now, and storage is not known to answer yet. */
+/** A new state: alive just now, and storage not known to answer yet. */
 export const newProbeState = (): ProbeState => {
   const state = { buffer: new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT), epoch: now() }
   const writer = probeStateWriter(state)
@@ -54,7 +54,7 @@ const now = (): number => performance.timeOrigin + performance.now()
 const sinceEpoch = (state: ProbeState): number => Math.floor(now() - state.epoch) | 0
 
 export interface ProbeStateWriter {
-  /** The main event loop is turning: called from it, often. */
+  /** The main thread is alive: called from it, often (a timer, each request taken). */
   readonly beat: () => void
   readonly setReadiness: (readiness: ReadinessState) => void
 }
@@ -69,15 +69,15 @@ export const probeStateWriter = (state: ProbeState): ProbeStateWriter => {
 }
 
 export interface ProbeStateReader {
-  /** How long ago the main event loop last turned, in ms. */
-  readonly loopAgeMs: () => number
+  /** How long ago the main thread last showed life, in ms. */
+  readonly heartbeatAgeMs: () => number
   readonly readiness: () => ReadinessState
 }
 
 export const probeStateReader = (state: ProbeState): ProbeStateReader => {
   const cells = new Int32Array(state.buffer)
   return {
-    loopAgeMs: () => (sinceEpoch(state) - Atomics.load(cells, beatCell)) | 0,
+    heartbeatAgeMs: () => (sinceEpoch(state) - Atomics.load(cells, beatCell)) | 0,
     readiness: () => readinessStates[Atomics.load(cells, readinessCell)] ?? "storage_unavailable",
   }
 }

@@ -151,9 +151,9 @@ describe("the probe port of a busy main thread", () => {
 })
 
 describe("the probe listener", () => {
-  it(`holds a probe while the main loop has not turned for ${stalledAfterMs} ms, and answers it once it turns`, async () => {
+  it(`holds a probe while the main thread has shown no life for ${stalledAfterMs} ms, and answers it once it does`, async () => {
     const loop = { ageMs: stalledAfterMs + 1 }
-    const state: ProbeStateReader = { loopAgeMs: () => loop.ageMs, readiness: () => "ready" }
+    const state: ProbeStateReader = { heartbeatAgeMs: () => loop.ageMs, readiness: () => "ready" }
     const server = createNodeServer(probeListener(state))
     const origin = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`
     try {
@@ -163,7 +163,7 @@ describe("the probe listener", () => {
         return response
       })
       await sleep(300)
-      assert.equal(answered, false, "a stuck loop's probe was answered")
+      assert.equal(answered, false, "a stuck thread's probe was answered")
       loop.ageMs = 10
       assert.equal((await probe).status, 200)
     } finally {
