@@ -18,7 +18,12 @@ export interface ProbeResult {
 
 const giveUpMs = 5_000
 
-export const startHealthProbe = (origin: string, path: string, everyMs: number) => {
+export interface HealthProbe {
+  /** Stops asking; what was answered while it asked. */
+  readonly stop: () => ProbeResult
+}
+
+export const startHealthProbe = (origin: string, path: string, everyMs: number): HealthProbe => {
   const url = new URL(origin)
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const times: Array<number> = []

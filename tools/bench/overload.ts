@@ -40,7 +40,7 @@ import {
   type OpenLoopCounts,
   type OpenLoopPlan,
 } from "./open-loop-plan.js"
-import { startHealthProbe, type ProbeResult } from "./health-probe.js"
+import { startHealthProbe, type HealthProbe, type ProbeResult } from "./health-probe.js"
 import {
   clockTicks,
   cpuTicks,
@@ -302,8 +302,8 @@ const openLoopRun = async (
   // The kernel's accept queue: connections made but not yet accepted, which the server cannot see.
   const port = new URL(server.origin).port
   let acceptQueueMax = 0
-  let probes: ReadonlyArray<ReturnType<typeof startHealthProbe>> = []
-  let probed: ReadonlyArray<ProbeResult> = []
+  let probes: { api: HealthProbe; port: HealthProbe | undefined } | undefined
+  let probed: { api: ProbeResult; port: ProbeResult | undefined } | undefined
   const sampler = setInterval(() => {
     execFile("ss", ["-ltnH", `sport = :${port}`], (error, stdout) => {
       if (error !== null) return
@@ -324,9 +324,11 @@ const openLoopRun = async (
       openPath: "/healthz",
     },
     () => {
-      probes = [server.origin, server.probeOrigin].flatMap((origin) =>
-        origin === undefined ? [] : [startHealthProbe(origin, "/healthz", 100)],
-      )
+      const probe = (origin: string) => startHealthProbe(origin, "/healthz", 100)
+      probes = {
+        api: probe(server.origin),
+        port: server.probeOrigin === undefined ? undefined : probe(server.probeOrigin),
+      }
       startTicks = cpuTicks(server.pid)
       startedAt = performance.now()
       throttleStart = quota.throttling()
@@ -338,7 +340,7 @@ const openLoopRun = async (
       const throttle = quota.throttling()
       throttled = throttle.throttled - throttleStart.throttled
       periods = throttle.periods - throttleStart.periods
-      probed = probes.map((probe) => probe.stop())
+      probed = probes && { api: probes.api.stop(), port: probes.port?.stop() }
     },
   )
   clearInterval(sampler)
@@ -347,8 +349,8 @@ const openLoopRun = async (
   return {
     rate,
     counts,
-    probes: probed[0] ?? { answered: latencies([]), failures: 0, waitingAtEndMs: 0 },
-    ...(probed[1] === undefined ? {} : { probePortProbes: probed[1] }),
+    probes: probed?.api ?? { answered: latencies([]), failures: 0, waitingAtEndMs: 0 },
+    ...(probed?.port === undefined ? {} : { probePortProbes: probed.port }),
     cpuSeconds,
     wallSeconds,
     throttledShare: periods === 0 ? 0 : throttled / periods,
@@ -387,7 +389,8 @@ const servedWhole = (counts: OpenLoopCounts) =>
  * it serves whole (`servedWhole`). Found from the quota over the CPU a request costs at
  * `firstGuess` (an underestimate: a request costs less CPU the busier the server, its reads and
  * writes batched), going up by a quarter while served whole, then halving the last step twice
- * (a rate answered whole but late is run twice, the second deciding), then confirmed by a run as long as the measured ones (lowered by a tenth until served whole).
+ * (a rate answered whole but late is run twice, the second deciding), then confirmed by a run as
+ * long as the measured ones (lowered by a tenth until served whole).
  * (A closed loop under-measures it here: its client, busy on the other core, slows the server's
  * hyperthreaded one, and its connections' standing queue costs more per request.)
  */

@@ -1,10 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http"
-import { jsonContentType } from "../vocabulary/api-error.js"
 import { retryAfterSeconds } from "../vocabulary/headers.js"
-import { requestIdHeader } from "../request/request-id.js"
 import { aliveBody, notReadyErrors, readyBody } from "../observability/probe-answers.js"
+import { writeError, writeJson } from "./error-reply.js"
 import type { ProbeStateReader } from "./probe-state.js"
-import { readOnlyListener, replyWithError, requestIdOf } from "./read-only-listener.js"
+import { readOnlyListener, requestIdOf } from "./read-only-listener.js"
 
 const probePaths = ["/healthz", "/readyz"] as const
 type ProbePath = (typeof probePaths)[number]
@@ -21,23 +20,6 @@ export const stalledAfterMs = 2_000
 /** How often a waiting probe looks at the heartbeat again. */
 const recheckMs = 50
 
-const writeJson = (
-  request: IncomingMessage,
-  response: ServerResponse,
-  body: object,
-  headers: Readonly<Record<string, string>>,
-): void => {
-  const text = JSON.stringify(body)
-  response.writeHead(200, {
-    ...headers,
-    "Content-Type": jsonContentType,
-    "Content-Length": Buffer.byteLength(text),
-    "X-Content-Type-Options": "nosniff",
-    [requestIdHeader]: requestIdOf(request),
-  })
-  response.end(request.method === "HEAD" ? undefined : text)
-}
-
 const noStore = { "Cache-Control": "no-store" }
 
 /** The answer the app's own route would give, from the state the main thread last published. */
@@ -47,10 +29,13 @@ const answer = (
   request: IncomingMessage,
   response: ServerResponse,
 ): void => {
-  if (path === "/healthz") return writeJson(request, response, aliveBody, {})
+  const requestId = requestIdOf(request)
+  if (path === "/healthz") return writeJson(response, 200, JSON.stringify(aliveBody), requestId)
   const readiness = state.readiness()
-  if (readiness === "ready") return writeJson(request, response, readyBody, noStore)
-  replyWithError(request, response, notReadyErrors[readiness], {
+  if (readiness === "ready") {
+    return writeJson(response, 200, JSON.stringify(readyBody), requestId, noStore)
+  }
+  writeError(response, notReadyErrors[readiness], requestId, {
     ...noStore,
     "Retry-After": String(retryAfterSeconds),
   })
@@ -59,8 +44,8 @@ const answer = (
 /**
  * What the probe port answers, from another thread than the main event loop's: `GET /healthz`
  * and `GET /readyz` (and HEAD) as the app's routes would, from what the main thread publishes in
- * `state` (its heartbeat, its readiness), and only while it shows life (see `stalledAfterMs`). Any other path is 404, any other method 405 with `Allow`, with the Error
- * body.
+ * `state` (its heartbeat, its readiness), and only while it shows life (see `stalledAfterMs`).
+ * Any other path is 404, any other method 405 with `Allow`, with the Error body.
  */
 export const probeListener = (state: ProbeStateReader): RequestListener =>
   readOnlyListener(probePaths, (path, request, response) => {

@@ -79,6 +79,9 @@ export const serveProbes = async (
       if ("listening" in said) resolve(said.listening)
       else reject(new Error(said.failed))
     })
+  }).catch(async (error: unknown) => {
+    await worker.terminate()
+    throw error
   })
   worker.unref()
   worker.on("error", (error) =>

@@ -4,6 +4,7 @@ import { createServer as createNodeServer, type Server } from "node:http"
 import { describe, it } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
 import { assertError } from "@petstore/test-support/error-body"
+import { exchange } from "@petstore/test-support/raw-exchange"
 import type { Readiness } from "../../src/index.js"
 // The package as built: the probe port's thread starts from its compiled module (see serveProbes).
 import { serveProbes } from "@petstore/http/node"
@@ -90,6 +91,19 @@ describe("the probe port (serveProbes)", () => {
       assert.equal(head.status, 200)
       assert.equal(await head.text(), "")
       await assertError(await fetch(`${probes.origin}/metrics`), 404, "not_found")
+      // Exact paths only, as the app's router matches them.
+      for (const spelling of ["/HEALTHZ", "/healthz/", "//healthz", "/./healthz", "/%68ealthz"]) {
+        const outcome = await exchange(
+          probes.origin,
+          `GET ${spelling} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+          { head: false, timeoutMs: 2_000 },
+        )
+        assert.equal(
+          outcome.kind === "answered" ? outcome.response.status : outcome.kind,
+          404,
+          spelling,
+        )
+      }
       const post = await fetch(`${probes.origin}/healthz`, { method: "POST" })
       assert.equal(post.headers.get("allow"), "GET, HEAD")
       await assertError(post, 405, "method_not_allowed")
