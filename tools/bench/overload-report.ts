@@ -21,6 +21,8 @@ export interface OverloadRun {
   readonly probePortProbes?: ProbeResult
   /** Server CPU (user + system, /proc) over the measured window. */
   readonly cpuSeconds: number
+  /** Of which in the kernel (system time). */
+  readonly systemSeconds: number
   readonly wallSeconds: number
   /** The share of the quota's periods in which the server was throttled. */
   readonly throttledShare: number
@@ -96,42 +98,69 @@ const generatorBehindMs = 100
 const generatorBehind = (run: OverloadRun) => run.counts.sendLagP99 > generatorBehindMs
 
 /** The bare `node:http` server that answers the service's refusal to every request. */
-export const floorTarget = "node:http, refusing all"
+export const floorTarget = "node:http refusing all"
 
-/** A run in which the service refused nearly everything it answered: its CPU is its refusals'. */
+/**
+ * The one level the floor runs at: the highest, at which the service refuses nearly everything,
+ * so that the two are read at the same rate. The floor, cheaper, may still idle there: then each
+ * of its answers also pays for waking the loop, and the floor reads a little high.
+ */
+export const floorLevel = (levels: ReadonlyArray<number>): number => Math.max(...levels)
+
+/** The service's capacity in a scenario, measured with admission control off. */
+const serviceCapacity = (report: OverloadReport, scenario: OverloadRun["scenario"]) =>
+  report.capacities.find(
+    (found) => found.scenario === scenario && found.target === "service, admission off",
+  )
+
+/** A run in which the service refused nearly everything it answered. */
 const refusedNearlyAll = (run: OverloadRun) =>
   run.counts.refused.count >= 0.9 * (run.counts.refused.count + run.counts.served.count)
 
-/** CPU µs a run spent on each refusal, as if it spent all of it on refusals. */
-const microsPerRefusal = (run: OverloadRun) => (run.cpuSeconds * 1e6) / run.counts.refused.count
+/**
+ * CPU µs a run spent on each refusal: its CPU less what it served, each served request at
+ * `servedMicros`, over its refusals.
+ */
+const microsPerRefusal = (run: OverloadRun, servedMicros = 0) =>
+  (run.cpuSeconds * 1e6 - run.counts.served.count * servedMicros) / run.counts.refused.count
 
 /**
- * What a refusal costs (µs of CPU), measured, not fitted: the service's CPU over its refusals in
- * the runs in which it refused nearly everything (at 3×, the generator keeping up), else the
- * floor's (a bare `node:http` server answering the same pre-built 503). A refusal is decided
- * before the app, so it costs the same on every store. (A fit of CPU = a × served + b × refused
- * over the overloaded runs gave refusals 28 µs, below the floor, because a served request costs
- * less the busier the loop, which such a fit cannot see.)
+ * What a refusal costs in a scenario (µs of CPU), measured, not fitted: the service's CPU in the
+ * runs in which it refused nearly everything (at 3×, the generator keeping up), less what it
+ * served there at capacity's cost, over its refusals; else the floor's (a bare `node:http`
+ * server answering the same pre-built 503 to a GET). Per scenario: a refused create's body is
+ * still read and dropped. (A fit of CPU = a × served + b × refused over the overloaded runs gave
+ * refusals 28 µs, below the floor, because a served request costs less the busier the loop,
+ * which such a fit cannot see.)
  */
 export const refusalCost = (
   report: OverloadReport,
+  scenario: OverloadRun["scenario"],
 ):
   | { readonly micros: number; readonly from: "service" | "floor"; readonly runs: number }
   | undefined => {
+  const servedMicros = serviceCapacity(report, scenario)?.cpuMicrosPerRequest ?? 0
   const service = report.runs.filter(
     (run) =>
+      run.scenario === scenario &&
       run.target === "service" &&
       run.counts.refused.count > 0 &&
       refusedNearlyAll(run) &&
       !generatorBehind(run),
   )
-  if (service.length > 0)
-    return { micros: median(service.map(microsPerRefusal)), from: "service", runs: service.length }
+  if (service.length > 0) {
+    const micros = median(service.map((run) => microsPerRefusal(run, servedMicros)))
+    return { micros, from: "service", runs: service.length }
+  }
   const floor = report.runs.filter(
     (run) => run.target === floorTarget && run.counts.refused.count > 0,
   )
   if (floor.length > 0)
-    return { micros: median(floor.map(microsPerRefusal)), from: "floor", runs: floor.length }
+    return {
+      micros: median(floor.map((run) => microsPerRefusal(run))),
+      from: "floor",
+      runs: floor.length,
+    }
   return undefined
 }
 
@@ -147,9 +176,10 @@ export const ceiling = (r: number, level: number) =>
 const floorSentence = (runs: ReadonlyArray<OverloadRun>, cores: number): string => {
   const floor = runs.filter((run) => run.target === floorTarget && run.counts.refused.count > 0)
   if (floor.length === 0) return ""
-  const micros = median(floor.map(microsPerRefusal))
+  const micros = median(floor.map((run) => microsPerRefusal(run)))
   const share = median(floor.map((run) => run.cpuSeconds / run.wallSeconds / cores))
-  return ` A bare \`node:http\` server answering the same pre-built 503 to every request at 2× (the row "${floorTarget}") spent ${format(micros, 1)} µs of CPU an answer, using ${format(share * 100, 0)} % of the quota: what any answer costs in Node here, most of it the kernel's (reading the request, writing the answer over loopback TCP, waking the loop).`
+  const kernel = median(floor.map((run) => run.systemSeconds / run.cpuSeconds))
+  return ` A bare \`node:http\` server answering the same pre-built 503 to every request at ${floor[0]?.level ?? ""}× (the row "${floorTarget}") spent ${format(micros, 1)} µs of CPU an answer, using ${format(share * 100, 0)} % of the quota: what any answer costs in Node here, ${format(kernel * 100, 0)} % of it in the kernel (reading the request, writing the answer over loopback TCP, waking the loop) and the rest in Node's HTTP parser and response.`
 }
 
 /** The refusal's cost, r and the ceilings it implies, beside the service's goodput at 2×. */
@@ -158,10 +188,8 @@ const ceilingSentence = (
   scenario: OverloadRun["scenario"],
   runs: ReadonlyArray<OverloadRun>,
 ): string => {
-  const cost = refusalCost(report)
-  const atCapacity = report.capacities.find(
-    (found) => found.scenario === scenario && found.target === "service, admission off",
-  )
+  const cost = refusalCost(report, scenario)
+  const atCapacity = serviceCapacity(report, scenario)
   const atTwo = runs.filter(
     (run) => run.target === "service" && run.level === 2 && !generatorBehind(run),
   )
@@ -170,7 +198,7 @@ const ceilingSentence = (
   const r = cost.micros / atCapacity.cpuMicrosPerRequest
   const costFrom =
     cost.from === "service"
-      ? `the service's CPU over its refusals in its ${cost.runs} run(s) that refused nearly everything (at least 0.9 of what it answered), median; a refusal is decided before the app, so it costs the same on every store`
+      ? `the service's CPU in its ${cost.runs} run(s) of this scenario that refused nearly everything (at least 0.9 of what it answered), less what it served there at capacity's cost, over its refusals; median`
       : `the bare \`node:http\` server's, the service having no run that refused nearly everything`
   const achieved =
     atTwo.length === 0

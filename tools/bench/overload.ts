@@ -8,11 +8,11 @@
  * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
  * SQLite file. A refusal's cost is the service's CPU over its refusals where it refused nearly
  * everything (overload-report.ts), beside the floor of any answer in Node: a bare `node:http`
- * server answering the same pre-built 503 to every request, at 2× (server CPU from /proc
- * throughout). Before each run, the servers' core does a fixed piece of work (core-speed.ts): on
+ * server answering the same pre-built 503 to every request, at the highest level (server CPU,
+ * and the kernel's share of it, from /proc throughout). Before each run, the servers' core does a fixed piece of work (core-speed.ts): on
  * a virtual machine its speed moves from minute to minute.
  *
- *   npm run overload -w @petstore/bench          # about 12 minutes
+ *   npm run overload -w @petstore/bench          # about 20 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
  *
  * It needs root (the cgroup), taskset and two cores; it waits for the machine's 1-minute load
@@ -21,7 +21,7 @@
  *
  * Settings: BENCH_OVERLOAD_CORES (0.3), BENCH_OVERLOAD_SECONDS (5 measured, 4 quick),
  * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
- * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names), BENCH_OVERLOAD_CAPACITY
+ * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names, comma-separated), BENCH_OVERLOAD_CAPACITY
  * (req/s, instead of measuring it), BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
  */
 import { execFile, spawn } from "node:child_process"
@@ -52,6 +52,7 @@ import {
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
 import { numberSetting, quick } from "./bench-settings.js"
 import {
+  floorLevel,
   floorTarget,
   overloadMarkdown,
   type OverloadReport,
@@ -295,6 +296,7 @@ const openLoopRun = async (
   let startTicks = { user: 0, system: 0 }
   let startedAt = 0
   let cpuSeconds = 0
+  let systemSeconds = 0
   let wallSeconds = 0
   let throttleStart = quota.throttling()
   let throttled = 0
@@ -336,6 +338,7 @@ const openLoopRun = async (
     () => {
       const end = cpuTicks(server.pid)
       cpuSeconds = (end.user - startTicks.user + end.system - startTicks.system) / clockTicks
+      systemSeconds = (end.system - startTicks.system) / clockTicks
       wallSeconds = (performance.now() - startedAt) / 1000
       const throttle = quota.throttling()
       throttled = throttle.throttled - throttleStart.throttled
@@ -352,6 +355,7 @@ const openLoopRun = async (
     probes: probed?.api ?? { answered: latencies([]), failures: 0, waitingAtEndMs: 0 },
     ...(probed?.port === undefined ? {} : { probePortProbes: probed.port }),
     cpuSeconds,
+    systemSeconds,
     wallSeconds,
     throttledShare: periods === 0 ? 0 : throttled / periods,
     acceptQueueMax,
@@ -574,14 +578,14 @@ const main = async () => {
           log(`round ${round} of ${settings.rounds}`)
           for (const level of settings.levels) {
             for (const { target, server, quota } of servers) {
-              if (target.refusalProbe === true && level !== 2) continue
+              if (target.refusalProbe === true && level !== floorLevel(settings.levels)) continue
               const base = capacity.get(target.capacityOf)
               if (base === undefined) throw new Error(`no capacity for ${target.capacityOf}`)
               const workMs = await coreWorkMs(serverCore)
               const run = await openLoopRun(worker, server, quota, scenario, base * level)
               const { counts } = run
               log(
-                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed, ${run.probes.waitingAtEndMs.toFixed(0)} ms waiting at the end)${run.probePortProbes === undefined ? "" : `, on the probe port max ${run.probePortProbes.answered.max.toFixed(0)} ms (${run.probePortProbes.failures} failed)`}, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota, generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
+                `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed, ${run.probes.waitingAtEndMs.toFixed(0)} ms waiting at the end)${run.probePortProbes === undefined ? "" : `, on the probe port max ${run.probePortProbes.answered.max.toFixed(0)} ms (${run.probePortProbes.failures} failed)`}, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota (${((run.systemSeconds / run.cpuSeconds) * 100).toFixed(0)}% kernel; ${((run.cpuSeconds * 1e6) / Math.max(1, counts.served.count + counts.refused.count)).toFixed(1)} µs an answer), generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,
               )
               runs.push({
                 ...run,
