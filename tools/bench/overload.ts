@@ -22,7 +22,8 @@
  * Settings: BENCH_OVERLOAD_CORES (0.3), BENCH_OVERLOAD_SECONDS (5 measured, 4 quick),
  * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
  * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names, comma-separated), BENCH_OVERLOAD_CAPACITY
- * (req/s, instead of measuring it), BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
+ * (req/s, instead of measuring it), BENCH_OVERLOAD_DIP (cores:seconds, a moment of a slower
+ * core in each run), BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
  */
 import { execFile, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -61,6 +62,17 @@ import {
 import { formatted, writeOwnBlock } from "./results-markdown.js"
 import { coreWorkMs } from "./core-speed.js"
 
+/** `cores:seconds`, or none when empty. */
+const dipSetting = (
+  value: string,
+): { readonly cores: number; readonly seconds: number } | undefined => {
+  if (value === "") return undefined
+  const [cores, seconds] = value.split(":").map(Number)
+  if (cores === undefined || seconds === undefined || !(cores > 0) || !(seconds > 0))
+    throw new Error(`BENCH_OVERLOAD_DIP is "${value}": give cores:seconds, as 0.22:1.5`)
+  return { cores, seconds }
+}
+
 const settings = {
   cores: numberSetting("BENCH_OVERLOAD_CORES", 0.3),
   seconds: numberSetting("BENCH_OVERLOAD_SECONDS", quick ? 4 : 5),
@@ -80,6 +92,13 @@ const settings = {
    * 1,000, refusals' p99 at 3× came out 672–984 ms against 261–560 (RESULTS.md, Overload).
    */
   connections: numberSetting("BENCH_OVERLOAD_CONNECTIONS", 3000),
+  /**
+   * `BENCH_OVERLOAD_DIP` (`cores:seconds`, e.g. `0.22:1.5`): in the middle of each measured run,
+   * the server's quota is lowered to that share of a core for that long, as a host's other guests
+   * slow a virtual machine's core for a moment; none unless given. For exploring: a full run with
+   * it would write its figures as the usual ones.
+   */
+  dip: dipSetting(process.env["BENCH_OVERLOAD_DIP"] ?? ""),
   /** `BENCH_OVERLOAD_TARGETS`: the targets to run (names, comma-separated); all unless given. */
   targets: (process.env["BENCH_OVERLOAD_TARGETS"] ?? "").split(",").filter((name) => name !== ""),
   extra: (process.env["BENCH_OVERLOAD_EXTRA"] ?? "")
@@ -290,6 +309,7 @@ const openLoopRun = async (
   scenario: Scenario,
   rate: number,
   window: { readonly warmup: number; readonly seconds: number } = settings,
+  dip?: { readonly cores: number; readonly seconds: number },
 ): Promise<
   Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity" | "coreWorkMs">
 > => {
@@ -334,6 +354,11 @@ const openLoopRun = async (
       startTicks = cpuTicks(server.pid)
       startedAt = performance.now()
       throttleStart = quota.throttling()
+      if (dip !== undefined) {
+        const startMs = ((window.seconds - dip.seconds) / 2) * 1000
+        setTimeout(() => quota.hold(dip.cores), startMs)
+        setTimeout(() => quota.hold(settings.cores), startMs + dip.seconds * 1000)
+      }
     },
     () => {
       const end = cpuTicks(server.pid)
@@ -582,7 +607,15 @@ const main = async () => {
               const base = capacity.get(target.capacityOf)
               if (base === undefined) throw new Error(`no capacity for ${target.capacityOf}`)
               const workMs = await coreWorkMs(serverCore)
-              const run = await openLoopRun(worker, server, quota, scenario, base * level)
+              const run = await openLoopRun(
+                worker,
+                server,
+                quota,
+                scenario,
+                base * level,
+                settings,
+                settings.dip,
+              )
               const { counts } = run
               log(
                 `  ${server.name.padEnd(22)} ${level}× ${Math.round(run.rate)} req/s: goodput ${(counts.served.count / settings.seconds / base).toFixed(2)}, served p99 ${counts.served.p99.toFixed(0)} ms, refused ${counts.refused.count} (p99 ${counts.refused.p99.toFixed(0)} ms; by second ${counts.refusedEachSecond.join(" ")}), timed out ${counts.timedOut}, failed ${counts.failed}, /healthz p50 ${run.probes.answered.p50.toFixed(0)} max ${run.probes.answered.max.toFixed(0)} ms (${run.probes.failures} failed, ${run.probes.waitingAtEndMs.toFixed(0)} ms waiting at the end)${run.probePortProbes === undefined ? "" : `, on the probe port max ${run.probePortProbes.answered.max.toFixed(0)} ms (${run.probePortProbes.failures} failed)`}, CPU ${((run.cpuSeconds / run.wallSeconds / settings.cores) * 100).toFixed(0)}% of quota (${((run.systemSeconds / run.cpuSeconds) * 100).toFixed(0)}% kernel; ${((run.cpuSeconds * 1e6) / Math.max(1, counts.served.count + counts.refused.count)).toFixed(1)} µs an answer), generator ${(counts.workerCpuShare * 100).toFixed(0)}% (lag p99 ${counts.sendLagP99.toFixed(1)} ms), ${counts.connectionsOpened} connections, accept queue ≤ ${run.acceptQueueMax}, core ${serverCore}'s fixed work ${workMs.toFixed(1)} ms`,

@@ -16,6 +16,8 @@ export interface CpuQuota {
     readonly throttled: number
     readonly seconds: number
   }
+  /** Holds the group to `cores` of one core from now on. */
+  readonly hold: (cores: number) => void
   /** Moves what is left in it back to the root group, and removes it. */
   readonly remove: () => void
 }
@@ -74,6 +76,11 @@ export const cpuQuotaUnavailable = (): string | undefined => {
   return undefined
 }
 
+const periodMicros = 100_000
+
+const hold = (directory: string, cores: number): void =>
+  writeFileSync(path.join(directory, "cpu.cfs_quota_us"), String(Math.round(cores * periodMicros)))
+
 /**
  * A group holding its processes to `cores` of one core (0.1: a tenth), or why none can be made
  * here (see `cpuQuotaUnavailable`, or the kernel refused it).
@@ -85,8 +92,8 @@ export const cpuQuota = (name: string, cores: number): CpuQuota | string => {
   try {
     mkdirSync(directory)
     made.add(directory)
-    writeFileSync(path.join(directory, "cpu.cfs_period_us"), "100000")
-    writeFileSync(path.join(directory, "cpu.cfs_quota_us"), String(Math.round(cores * 100_000)))
+    writeFileSync(path.join(directory, "cpu.cfs_period_us"), String(periodMicros))
+    hold(directory, cores)
     // The heaviest weight there is: what the group may use it gets, however busy its neighbours
     // (other suites, a load generator), as a container's CPU request is honoured beside its limit.
     writeFileSync(path.join(directory, "cpu.shares"), String(heaviestShares))
@@ -114,6 +121,7 @@ export const cpuQuota = (name: string, cores: number): CpuQuota | string => {
         seconds: (values["throttled_time"] ?? 0) / 1e9,
       }
     },
+    hold: (cores) => hold(directory, cores),
     remove: () => removeGroup(directory),
   }
 }
