@@ -9,8 +9,8 @@
  * SQLite file. A refusal's cost is the service's CPU over its refusals where it refused nearly
  * everything (overload-report.ts), beside the floor of any answer in Node: a bare `node:http`
  * server answering the same pre-built 503 to every request, at the highest level (server CPU,
- * and the kernel's share of it, from /proc throughout). Before each run, the servers' core does a fixed piece of work (core-speed.ts): on
- * a virtual machine its speed moves from minute to minute.
+ * and the kernel's share of it, from /proc throughout). Before each run, the servers' core does a
+ * fixed piece of work (core-speed.ts): on a virtual machine its speed moves from minute to minute.
  *
  *   npm run overload -w @petstore/bench          # about 20 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
@@ -21,9 +21,10 @@
  *
  * Settings: BENCH_OVERLOAD_CORES (0.3), BENCH_OVERLOAD_SECONDS (5 measured, 4 quick),
  * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
- * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names, comma-separated), BENCH_OVERLOAD_CAPACITY
- * (req/s, instead of measuring it), BENCH_OVERLOAD_DIP (cores:seconds, a moment of a slower
- * core in each run), BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
+ * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names, comma-separated),
+ * BENCH_OVERLOAD_CAPACITY (req/s, instead of measuring it), BENCH_OVERLOAD_DIP (cores:seconds, a
+ * moment of a slower core in each run; quick runs only), BENCH_LOAD_WAIT_MINUTES (20; 0 does not
+ * wait).
  */
 import { execFile, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -70,6 +71,8 @@ const dipSetting = (
   const [cores, seconds] = value.split(":").map(Number)
   if (cores === undefined || seconds === undefined || !(cores > 0) || !(seconds > 0))
     throw new Error(`BENCH_OVERLOAD_DIP is "${value}": give cores:seconds, as 0.22:1.5`)
+  // A full run writes RESULTS: its figures must be of the quota as set.
+  if (!quick) throw new Error("BENCH_OVERLOAD_DIP is for exploring: set BENCH_QUICK=1 with it")
   return { cores, seconds }
 }
 
@@ -95,8 +98,8 @@ const settings = {
   /**
    * `BENCH_OVERLOAD_DIP` (`cores:seconds`, e.g. `0.22:1.5`): in the middle of each measured run,
    * the server's quota is lowered to that share of a core for that long, as a host's other guests
-   * slow a virtual machine's core for a moment; none unless given. For exploring: a full run with
-   * it would write its figures as the usual ones.
+   * slow a virtual machine's core for a moment (ending with the run at the latest); none unless
+   * given. Quick runs only: a full run would write its figures as the usual ones.
    */
   dip: dipSetting(process.env["BENCH_OVERLOAD_DIP"] ?? ""),
   /** `BENCH_OVERLOAD_TARGETS`: the targets to run (names, comma-separated); all unless given. */
@@ -318,6 +321,7 @@ const openLoopRun = async (
   let cpuSeconds = 0
   let systemSeconds = 0
   let wallSeconds = 0
+  let dipTimers: ReadonlyArray<NodeJS.Timeout> = []
   let throttleStart = quota.throttling()
   let throttled = 0
   let periods = 0
@@ -355,12 +359,18 @@ const openLoopRun = async (
       startedAt = performance.now()
       throttleStart = quota.throttling()
       if (dip !== undefined) {
-        const startMs = ((window.seconds - dip.seconds) / 2) * 1000
-        setTimeout(() => quota.hold(dip.cores), startMs)
-        setTimeout(() => quota.hold(settings.cores), startMs + dip.seconds * 1000)
+        const startMs = Math.max(0, ((window.seconds - dip.seconds) / 2) * 1000)
+        dipTimers = [
+          setTimeout(() => quota.hold(dip.cores), startMs),
+          setTimeout(() => quota.hold(settings.cores), startMs + dip.seconds * 1000),
+        ]
       }
     },
     () => {
+      if (dipTimers.length > 0) {
+        dipTimers.forEach(clearTimeout)
+        quota.hold(settings.cores)
+      }
       const end = cpuTicks(server.pid)
       cpuSeconds = (end.user - startTicks.user + end.system - startTicks.system) / clockTicks
       systemSeconds = (end.system - startTicks.system) / clockTicks

@@ -12,9 +12,9 @@ const readinessStates: ReadonlyArray<ReadinessState> = [
 
 /**
  * What the main thread tells the probe thread, in memory both share: when it last showed life
- * (a timer, a request taken), and whether the process is ready. Times are milliseconds since `epoch`, kept in 32
- * bits and subtracted with wrap-around, so that any age under 24 days reads right however long
- * the process runs.
+ * (a timer, a request taken), and whether the process is ready. Times are milliseconds since
+ * `epoch`, kept in 32 bits and subtracted with wrap-around, so that any age under 24 days reads
+ * right however long the process runs.
  */
 export const ProbeState = Schema.Struct({
   buffer: Schema.instanceOf(SharedArrayBuffer),
