@@ -112,9 +112,10 @@ const settings = {
       return {
         name,
         env: Object.fromEntries(
+          // A value may hold "=" itself (NODE_OPTIONS=--max-semi-space-size=64).
           variables.split(",").map((pair) => {
-            const [key = "", value = ""] = pair.split("=")
-            return [key, value]
+            const equals = pair.indexOf("=")
+            return [pair.slice(0, equals), pair.slice(equals + 1)]
           }),
         ),
       }

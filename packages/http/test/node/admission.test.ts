@@ -343,6 +343,39 @@ describe("admission control", () => {
 })
 
 describe("admission control under open-loop overload", () => {
+  it("refuses only requests that waited: one read late in a long turn is judged by when it arrived", async () => {
+    // Twice what the server serves, on kept-alive connections: each turn of the loop reads what
+    // arrived during the turn before, in the order it arrived. A request read last in a turn
+    // arrived just before it; judged as having waited since the turn before began, it would be
+    // refused after waiting a fraction of the target.
+    const running = await startBusyServer(4)
+    try {
+      const { outcomes } = await openLoopProcess({
+        origin: running.origin,
+        path: "/work",
+        rate: 500,
+        seconds: 2,
+        deadlineMs: 3_000,
+        connections: 64,
+      })
+      const refusedLatencies = outcomes.flatMap((outcome: Outcome) =>
+        outcome.kind === "answered" && outcome.answer.status === 503 ? [outcome.latencyMs] : [],
+      )
+      assert.ok(refusedLatencies.length > outcomes.length / 4, `${refusedLatencies.length} refused`)
+      // A refusal is answered as soon as it is decided: its latency is the request's wait, plus
+      // what the sending process lagged behind its schedule. Judged as having waited since the
+      // turn before began, 13 % were refused within 0.6 of the target.
+      const withinMs = quick.targetMs * 0.6
+      const early = refusedLatencies.filter((latencyMs) => latencyMs < withinMs)
+      assert.ok(
+        early.length <= refusedLatencies.length / 50,
+        `${early.length} of ${refusedLatencies.length} refused within ${withinMs} ms`,
+      )
+    } finally {
+      await running.close()
+    }
+  })
+
   it("refuses with 503s instead of letting requests time out, never calls the store for a refusal, keeps /healthz answering, and recovers", async () => {
     // Each listing costs 5 ms of the loop: the server serves under 200 a second.
     const store = countingStore(() => busy(5))
