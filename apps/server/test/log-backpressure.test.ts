@@ -148,9 +148,10 @@ describe("logging to a reader that stalls (stdout a pipe nobody reads)", linuxOn
         const droppedAfter = (await dropped(server.origin, "stdout")) ?? 0
         // 5,000 more access lines (some 1.3 MiB) cannot all wait in the 1 MiB left for them.
         assert.ok(droppedAfter - droppedBefore > 1_000, `${droppedAfter - droppedBefore} dropped`)
-        // The lines held are 1 MiB at most; the rest is the heap's own give under load (about
-        // 1 MiB measured). Unbounded, the probe saw 100 MiB over 30 s of load.
-        assert.ok(grown < 30, `RSS grew by ${grown.toFixed(1)} MiB`)
+        // The lines held are 1 MiB at most; the rest is the heap's own give under load: V8's young
+        // generation may grow its two semi-spaces to 16 MiB each (Node 20, 64-bit), and once grew
+        // the RSS by 31 MiB here. Unbounded, the probe saw 100 MiB over 30 s of load.
+        assert.ok(grown < 48, `RSS grew by ${grown.toFixed(1)} MiB`)
         server.child.kill("SIGTERM")
         const exit = await exitWithin(server.exited, 5_000)
         assert.deepEqual([exit.code, exit.signal], [0, null])
