@@ -160,7 +160,7 @@ export interface operations {
           "application/json": components["schemas"]["Pets"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_query`: A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
+      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, it is a `CONNECT` (this is not a proxy), or its target has a fragment (`#`) or is a URL that cannot be parsed. `invalid_query`: A query parameter is not valid or is given more than once: `limit` outside 1..100 or not an integer, `status` not one of the values, or a `cursor` that is not a cursor. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -342,7 +342,7 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
+      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, it is a `CONNECT` (this is not a proxy), or its target has a fragment (`#`) or is a URL that cannot be parsed. `invalid_json`: The body is not valid JSON, or nests arrays and objects more than 32 deep. `invalid_body`: The body is missing or is not a NewPet: a required field is absent or a value is not valid. `invalid_idempotency_key`: `Idempotency-Key` is empty, longer than 255 characters, has a character other than visible ASCII (or `"` or `\` inside the quotes), or is sent twice. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -592,7 +592,7 @@ export interface operations {
           "application/json": components["schemas"]["Pet"]
         }
       }
-      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy). `invalid_path_parameter`: `petId` is not a positive integer of at most 2^53 − 1. */
+      /** @description `bad_request`: The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, it is a `CONNECT` (this is not a proxy), or its target has a fragment (`#`) or is a URL that cannot be parsed. `invalid_path_parameter`: `petId` is not a positive integer of at most 2^53 − 1. */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]

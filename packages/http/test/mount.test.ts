@@ -1,5 +1,6 @@
 import assert from "node:assert/strict"
 import { after, before, describe, it } from "node:test"
+import { rawRequest } from "@petstore/test-support/raw-exchange"
 import { createMetrics, type PublicRoutes } from "../src/index.js"
 import {
   authorized,
@@ -130,6 +131,18 @@ describe("the app mounted with koa-mount at /petstore in a host with a body pars
       message: "nothing is at /petstore/nothing-here",
       status: 404,
     })
+  })
+
+  it("refuses a target with a fragment itself, as unmounted: 400 with the Error body", async () => {
+    const answer = await rawRequest(
+      served.origin,
+      `GET ${mountPath}/v1/pets#x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+    )
+    assert.match(answer, /^HTTP\/1\.1 400 /)
+    assert.match(
+      answer,
+      /\r\n\r\n\{"code":"bad_request","message":"the request target has a fragment/,
+    )
   })
 
   it("logs each request's route under the mount path", () => {

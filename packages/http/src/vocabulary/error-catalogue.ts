@@ -7,8 +7,8 @@ export interface ErrorEntry {
   readonly status: number
   /**
    * Who answers it: an operation's own route (after its deprecation headers), the router (no
-   * route for the path or the method), or the server before the app (Node could not read the
-   * request, or admission control refused it).
+   * route for the path or the method), or the edge before any route (Node could not read the
+   * request, its target cannot be routed, or admission control refused it).
    */
   readonly origin: "operation" | "router" | "node"
   /**
@@ -32,7 +32,7 @@ export const errorCatalogue = {
     status: 400,
     origin: "node",
     afterAdmission: false,
-    when: "The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, or it is a `CONNECT` (this is not a proxy).",
+    when: "The request is not valid HTTP/1.x: Node could not parse it, its request line names another version (`HTTP/2.0`, `HTTP/0.9`), an HTTP/1.1 request has no `Host` or any request has two, an HTTP/1.0 request has `Transfer-Encoding`, it is a `CONNECT` (this is not a proxy), or its target has a fragment (`#`) or is a URL that cannot be parsed.",
   },
   invalid_query: {
     status: 400,

@@ -83,6 +83,7 @@ const hostileSpellings = (path: string): ReadonlyArray<string> => {
     `${path};x=1`,
     path.replace("/v1/", "/v1\\"),
     path.replace("/v1/", "/V1/").replace("/pets", "/PETS"),
+    `//%@127.0.0.1${path}#`,
   ]
   return [...new Set(spellings)].filter((spelling) => spelling !== path)
 }
@@ -169,6 +170,39 @@ describe("routing and authentication under hostile path spellings", () => {
     )
     const answer = await send(server, "GET", `/v1/pets/${created.id}`, [`Bearer ${apiKey}`])
     assert.equal(answer.status, 200)
+  })
+
+  it("a target with a fragment, or one Koa cannot parse, is 400 before routing, with or without a key", async () => {
+    const fragment = "the request target has a fragment (#): send the path and query only"
+    const unparsable = "the request target is not a valid path"
+    for (const [target, message] of [
+      // Node's parser lets a fragment through; Koa reads it with Node's legacy `url.parse`,
+      // which cannot decode `%` as a user name (this one was a 500).
+      ["//%@a/#?limit=1", fragment],
+      ["/v1/pets?limit=1#top", fragment],
+      ["/v1/pets#/../healthz", fragment],
+      ["/healthz#", fragment],
+      // The absolute form goes to `url.parse` without a fragment.
+      ["http://%@127.0.0.1/v1/pets", unparsable],
+    ] as const) {
+      for (const authorization of [[], [`Bearer ${apiKey}`]]) {
+        const answer = await send(server, "GET", target, authorization)
+        assert.equal(
+          answer.body,
+          JSON.stringify({ code: "bad_request", message, status: 400 }),
+          target,
+        )
+        assert.equal(answer.status, 400, target)
+        assert.ok(answer.headers.has("x-request-id"), target)
+      }
+    }
+  })
+
+  it("a target in absolute form is routed by its path", async () => {
+    const answer = await send(server, "GET", "http://127.0.0.1/v1/pets?limit=1", [
+      `Bearer ${apiKey}`,
+    ])
+    assert.equal(answer.status, 200, answer.body)
   })
 
   it("two Authorization headers are refused, whichever comes first", async () => {
