@@ -11,7 +11,8 @@ import path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { Schema } from "effect"
-import { clockTicks, cpuTicks, type Server } from "./processes.js"
+import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
+import type { Server } from "./processes.js"
 import { percentile } from "./statistics.js"
 
 const benchDir = fileURLToPath(new URL(".", import.meta.url))

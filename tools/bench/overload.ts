@@ -43,15 +43,9 @@ import {
   type OpenLoopPlan,
 } from "./open-loop-plan.js"
 import { startHealthProbe, type HealthProbe, type ProbeResult } from "./health-probe.js"
-import {
-  clockTicks,
-  cpuTicks,
-  killChildren,
-  startServer,
-  type Server,
-  type ServerCommand,
-} from "./processes.js"
+import { killChildren, startServer, type Server, type ServerCommand } from "./processes.js"
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
+import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
 import { numberSetting, quick } from "./bench-settings.js"
 import {
   floorLevel,
@@ -193,10 +187,11 @@ const build = serviceBuild()
 const service = (
   name: string,
   storage: string,
-  env: Record<string, string> = {},
+  { NODE_FLAGS: nodeFlags = "", ...env }: Record<string, string> = {},
 ): ServerCommand => ({
   name,
-  args: build.args,
+  // Node's own flags, such as V8's that NODE_OPTIONS refuses (`--single-threaded-gc`).
+  args: [...nodeFlags.split(" ").filter((flag) => flag !== ""), ...build.args],
   cwd: repoRoot,
   env: {
     PETSTORE_STORAGE: storage,
@@ -515,7 +510,10 @@ const main = async () => {
   const worker = startOpenLoopWorker()
   const runs: Array<OverloadRun> = []
   const capacities: Array<OverloadReport["capacities"][number]> = []
-  /** `BENCH_OVERLOAD_EXTRA`: more services, as `name:VAR=value,VAR=value;name:…`, beside the others. */
+  /**
+   * `BENCH_OVERLOAD_EXTRA`: more services, as `name:VAR=value,VAR=value;name:…`, beside the others;
+   * `NODE_FLAGS` holds Node's own flags, space-separated.
+   */
   const extra = (storage: (name: string) => string): ReadonlyArray<Target> =>
     settings.extra.map(({ name, env }) => ({
       command: service(name, storage(name), env),

@@ -2,11 +2,12 @@
  * The processes of an HTTP benchmark: servers pinned to one core, the load worker pinned to the
  * other, what /proc says about them, and the guarantee that none outlives the runner.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process"
+import { spawn, type ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { createInterface } from "node:readline"
 import { Schema } from "effect"
+import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
 import { LoadCounts, type LoadPlan, type WorkerCommand } from "./load-plan.js"
 
 const children = new Set<ChildProcess>()
@@ -31,17 +32,6 @@ const track = (child: ChildProcess): ChildProcess => {
   children.add(child)
   child.on("exit", () => children.delete(child))
   return child
-}
-
-/** Clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
-export const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim())
-
-/** utime and stime of a process (every thread of it), in clock ticks. */
-export const cpuTicks = (pid: number): { readonly user: number; readonly system: number } => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return { user: Number(fields[11]), system: Number(fields[12]) }
 }
 
 /** VmRSS of a process, in KiB. */

@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
-import { clockTicks, cpuTicks } from "./processes.js"
+import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
 
 export const gnuTime = "/usr/bin/time"
 
