@@ -27,7 +27,7 @@ const configuration = (): string =>
 const answeredBy = {
   operation: "the operation",
   router: "the router",
-  node: "Node, before any route",
+  node: "the edge, before any route",
 } as const
 
 const errors = (): string =>
