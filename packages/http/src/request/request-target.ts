@@ -16,9 +16,10 @@ const unparsable = apiError("bad_request", "the request target is not a valid pa
  * Why the request target cannot be routed, if it cannot. A target has no fragment (RFC 9112
  * §3.2), yet Node's parser lets one through, and where a proxy in front ends the path at `#`
  * (or does not) is its own choice: refused, as no client sends one. A target Koa cannot parse
- * (Node's legacy `url.parse`, used for one with a space-like byte, throws a `URIError` for a
- * malformed percent-escape in what it takes for a user name, `//%@host/`) would throw again in
- * the router and in every message that names the path: read once here, it is a 400.
+ * would throw again in the router and in every message that names the path: read once here, it
+ * is a 400. (Koa parses a target that does not start with `/`, or holds `#`, with Node's legacy
+ * `url.parse`, which throws a `URIError` for a malformed percent-escape in what it takes for a
+ * user name: `http://%@host/`, `//%@host/#`.)
  */
 export const targetFault = (ctx: Targeted): ApiError | undefined => {
   if (ctx.url.includes("#")) return withFragment
