@@ -23,8 +23,9 @@
  * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
  * BENCH_OVERLOAD_ONLY (memory or sqlite), BENCH_OVERLOAD_TARGETS (names, comma-separated),
  * BENCH_OVERLOAD_CAPACITY (req/s, instead of measuring it), BENCH_OVERLOAD_DIP (cores:seconds, a
- * moment of a slower core in each run; quick runs only), BENCH_LOAD_WAIT_MINUTES (20; 0 does not
- * wait).
+ * moment of a slower core in each run; quick runs only), BENCH_OVERLOAD_EXTRA (more services
+ * beside the others, as `name:VAR=value,…;name:…`; `NODE_FLAGS` holds Node's own flags),
+ * BENCH_LOAD_WAIT_MINUTES (20; 0 does not wait).
  */
 import { execFile, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -433,7 +434,8 @@ const servedWhole = (counts: OpenLoopCounts) =>
  * `firstGuess` (an underestimate: a request costs less CPU the busier the server, its reads and
  * writes batched), going up by a quarter while served whole, then halving the last step twice
  * (a rate answered whole but late is run twice, the second deciding), then confirmed by a run of
- * `sustainWindow` (lowered by a tenth until served whole).
+ * `sustainWindow`, lowered by a tenth until served whole at most `confirmSteps` times (after the
+ * last, the rate it was lowered to is taken untried).
  * (A closed loop under-measures it here: its client, busy on the other core, slows the server's
  * hyperthreaded one, and its connections' standing queue costs more per request.)
  */
