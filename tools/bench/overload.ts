@@ -3,21 +3,24 @@
  * limit holds it; `BENCH_OVERLOAD_CORES`, 0.3) and pinned to core 0, an open-loop generator
  * (open-loop-worker.ts) pinned to core 1, every request given up 1 s after its scheduled time.
  * First each baseline's capacity (`capacityOf`: the highest open-loop rate it serves whole with
- * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at multiples of it (0.8×, 1.5×, 2×, 3×): the
- * service with admission control as it is by default, the same with it off, and Koa as operated, on
- * `GET /v1/pets?limit=20` in memory; the service with and without it on durable creates on an
- * SQLite file. A refusal's cost is the service's CPU over its refusals where it refused nearly
+ * admission control off), and every server warmed at 0.7× its capacity; then open-loop runs at
+ * multiples of it (0.8×, 1.5×, 2×, 3×): the service with admission control as it is by default,
+ * the same with it off, the same behind the shipped nginx configuration as the README runs it
+ * (nginx pinned to the generator's core, `max_conns` a quarter second of the capacity), and Koa as
+ * operated, on `GET /v1/pets?limit=20` in memory; all but Koa on durable creates on an SQLite
+ * file. A refusal's cost is the service's CPU over its refusals where it refused nearly
  * everything (overload-report.ts), beside the floor of any answer in Node: a bare `node:http`
  * server answering the same pre-built 503 to every request, at the highest level (server CPU,
  * and the kernel's share of it, from /proc throughout). Before each run, the servers' core does a
  * fixed piece of work (core-speed.ts): on a virtual machine its speed moves from minute to minute.
  *
- *   npm run overload -w @petstore/bench          # about 20 minutes
+ *   npm run overload -w @petstore/bench          # about 30 minutes
  *   BENCH_QUICK=1 npm run overload -w @petstore/bench
  *
- * It needs root (the cgroup), taskset and two cores; it waits for the machine's 1-minute load
- * average to fall below 1 before it starts (`BENCH_LOAD_WAIT_MINUTES`, 20). A full run writes
- * results/overload.json and the `overload:results` block of RESULTS.md; a quick one prints.
+ * It needs root (the cgroup), taskset, nginx (Debian's nginx-light) and two cores; it waits for
+ * the machine's 1-minute load average to fall below 1 before it starts
+ * (`BENCH_LOAD_WAIT_MINUTES`, 20). A full run writes results/overload.json and the
+ * `overload:results` block of RESULTS.md; a quick one prints.
  *
  * Settings: BENCH_OVERLOAD_CORES (0.3), BENCH_OVERLOAD_SECONDS (5 measured, 4 quick),
  * BENCH_OVERLOAD_WARMUP (2), BENCH_OVERLOAD_ROUNDS (1), BENCH_OVERLOAD_LEVELS (0.8,1.5,2,3),
@@ -46,7 +49,9 @@ import {
 import { startHealthProbe, type HealthProbe, type ProbeResult } from "./health-probe.js"
 import { killChildren, startServer, type Server, type ServerCommand } from "./processes.js"
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
+import { shippedNginx, startNginx, type RunningNginx } from "@petstore/test-support/nginx"
 import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
+import { freePort } from "@petstore/test-support/redis-server"
 import { numberSetting, quick } from "./bench-settings.js"
 import {
   floorLevel,
@@ -227,12 +232,29 @@ const nodeHttpRefusing: ServerCommand = {
 
 const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
 
+/**
+ * The service as the README runs it behind nginx (deploy/nginx/petstore.conf): its own admission
+ * control a safety net past the queue nginx allows it.
+ */
+const behindNginxEnv = {
+  PETSTORE_TRUST_PROXY: "loopback",
+  PETSTORE_OVERLOAD_TARGET: "300ms",
+  PETSTORE_OVERLOAD_INTERVAL: "1s",
+}
+/** The seconds of its capacity an instance is given at once (`max_conns`), as the README says. */
+const nginxQueueSeconds = 0.25
+
 interface Target {
   readonly command: ServerCommand
   /** Whose capacity the levels multiply. */
   readonly capacityOf: string
   /** Measured at one level only, to cost a refusal. */
   readonly refusalProbe?: boolean
+  /**
+   * Loaded through the shipped nginx configuration, pinned to the generator's core, its
+   * `max_conns` a quarter second of the capacity; probed directly, as orchestrators probe.
+   */
+  readonly behindNginx?: boolean
 }
 
 /** POSTs pets 1..count one after another; a refusal (a server just started, still busy) is retried. */
@@ -310,6 +332,7 @@ const openLoopRun = async (
   rate: number,
   window: { readonly warmup: number; readonly seconds: number } = settings,
   dip?: { readonly cores: number; readonly seconds: number },
+  through: string = server.origin,
 ): Promise<
   Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity" | "coreWorkMs">
 > => {
@@ -336,7 +359,7 @@ const openLoopRun = async (
   }, 100)
   const counts = await worker.run(
     {
-      origin: server.origin,
+      origin: through,
       requests: [scenario.request],
       rate,
       warmupSeconds: window.warmup,
@@ -549,6 +572,11 @@ const main = async () => {
           command: service("service, admission off", "memory", admissionOff),
           capacityOf: "service, admission off",
         },
+        {
+          command: service("service behind nginx", "memory", behindNginxEnv),
+          capacityOf: "service, admission off",
+          behindNginx: true,
+        },
         { command: koaOperated, capacityOf: "koa, operated" },
         { command: nodeHttpRefusing, capacityOf: "service, admission off", refusalProbe: true },
         ...extra(() => "memory"),
@@ -569,6 +597,15 @@ const main = async () => {
           ),
           capacityOf: "service, admission off",
         },
+        {
+          command: service(
+            "service behind nginx",
+            `file:${path.join(directory, "nginx.db")}`,
+            behindNginxEnv,
+          ),
+          capacityOf: "service, admission off",
+          behindNginx: true,
+        },
         ...extra((name) => `file:${path.join(directory, `${name.replace(/\W+/g, "-")}.db`)}`),
       ],
     },
@@ -579,6 +616,9 @@ const main = async () => {
       if (settings.only !== "" && settings.only !== scenario.storage) continue
       log(`${scenario.title}`)
       const servers: Array<{ target: Target; server: Server; quota: CpuQuota }> = []
+      const nginxes: Array<RunningNginx> = []
+      /** Where each server's load goes: nginx's origin for those behind it, once started. */
+      const through = new Map<Server, string>()
       try {
         for (const target of targets) {
           const server = await startServer(target.command, serverCore)
@@ -611,12 +651,35 @@ const main = async () => {
           })
           capacity.set(server.name, measured.perSecond)
         }
+        for (const { target, server } of servers) {
+          const base = capacity.get(target.capacityOf)
+          if (base === undefined || target.behindNginx !== true) continue
+          const maxConns = Math.max(1, Math.round(base * nginxQueueSeconds))
+          const port = await freePort()
+          const nginx = await startNginx(
+            shippedNginx([Number(new URL(server.origin).port)], port, maxConns),
+            port,
+            { workers: 1, core: loadCore, connections: settings.connections * 2, accessLog: false },
+          )
+          nginxes.push(nginx)
+          through.set(server, nginx.origin)
+          log(`  ${server.name}: nginx on ${nginx.origin}, max_conns ${maxConns}`)
+        }
         for (const { target, server, quota } of servers) {
           const base = capacity.get(target.capacityOf)
           if (base === undefined || target.refusalProbe === true) continue
           // Each as warm as the one whose capacity was searched: a process still compiling its
           // hot paths, on the same quota, serves less, and would rightly refuse below capacity.
-          await openLoopRun(worker, server, quota, scenario, base * warmLevel, warmWindow)
+          await openLoopRun(
+            worker,
+            server,
+            quota,
+            scenario,
+            base * warmLevel,
+            warmWindow,
+            undefined,
+            through.get(server),
+          )
         }
         for (let round = 1; round <= settings.rounds; round++) {
           log(`round ${round} of ${settings.rounds}`)
@@ -634,6 +697,7 @@ const main = async () => {
                 base * level,
                 settings,
                 settings.dip,
+                through.get(server),
               )
               const { counts } = run
               log(
@@ -652,6 +716,7 @@ const main = async () => {
           }
         }
       } finally {
+        for (const nginx of nginxes) await nginx.stop()
         for (const { server, quota } of servers) {
           await server.stop()
           quota.remove()

@@ -24,8 +24,17 @@ const OpenLoopOptions = Schema.Struct({
    * under overload waits in the kernel's accept queue, where the server cannot refuse it.
    */
   connections: Schema.Int,
-  /** `GET <path>` every `everyMs` meanwhile, on a connection of its own (`/healthz`). */
-  probe: Schema.optional(Schema.Struct({ path: Schema.String, everyMs: Schema.Number })),
+  /**
+   * `GET <path>` every `everyMs` meanwhile, on a connection of its own (`/healthz`), to `origin`
+   * if given (an instance behind the balancer the load goes through), else to the load's.
+   */
+  probe: Schema.optional(
+    Schema.Struct({
+      path: Schema.String,
+      everyMs: Schema.Number,
+      origin: Schema.optional(Schema.String),
+    }),
+  ),
 })
 export type OpenLoopOptions = typeof OpenLoopOptions.Type
 
@@ -107,8 +116,7 @@ const readAnswer = (response: IncomingMessage, onAnswer: (answer: Answer) => voi
  * `deadlineMs` after its scheduled time. Resolves once every request is answered or given up.
  */
 export const openLoop = async (options: OpenLoopOptions): Promise<OpenLoopResult> => {
-  const url = new URL(options.origin)
-  const target = { host: url.hostname, port: Number(url.port) }
+  const target = targetOf(options.origin)
   const agent = new Agent({
     keepAlive: true,
     maxSockets: options.connections,
@@ -138,6 +146,11 @@ const openPool = (target: { host: string; port: number }, agent: Agent, count: n
         }),
     ),
   )
+
+const targetOf = (origin: string) => {
+  const url = new URL(origin)
+  return { host: url.hostname, port: Number(url.port) }
+}
 
 const runSchedule = (
   options: OpenLoopOptions,
@@ -197,6 +210,7 @@ const runSchedule = (
 
     const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 })
     const probe = options.probe
+    const probeTarget = probe?.origin === undefined ? target : targetOf(probe.origin)
     const prober =
       probe === undefined
         ? undefined
@@ -213,7 +227,7 @@ const runSchedule = (
               })
             }
             const outgoing = httpRequest(
-              { ...target, path: probe.path, agent: probeAgent },
+              { ...probeTarget, path: probe.path, agent: probeAgent },
               (response) => readAnswer(response, (answer) => done(answer.status)),
             )
             outgoing.setTimeout(options.deadlineMs * 2, () => outgoing.destroy())

@@ -291,7 +291,7 @@ export interface operations {
           }
         }
       }
-      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. Behind the shipped nginx configuration, nginx answers it too, when no instance took the request (each had its `max_conns` requests, or was out). */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -542,7 +542,7 @@ export interface operations {
           }
         }
       }
-      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. Behind the shipped nginx configuration, nginx answers it too, when no instance took the request (each had its `max_conns` requests, or was out). */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]
@@ -770,7 +770,7 @@ export interface operations {
           }
         }
       }
-      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. */
+      /** @description `storage_unavailable`: Storage cannot answer now (down, busy or timed out); try again after `Retry-After` seconds. `overloaded`: The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. Behind the shipped nginx configuration, nginx answers it too, when no instance took the request (each had its `max_conns` requests, or was out). */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["XRequestId"]

@@ -1,13 +1,16 @@
 import assert from "node:assert/strict"
-import { readFileSync } from "node:fs"
 import { it, type TestContext } from "node:test"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
 import { withTemporaryPostgresDatabase } from "@petstore/storage-postgres/testing"
 import { freePort } from "@petstore/test-support/redis-server"
+import {
+  nginxMissing,
+  shippedNginx,
+  startNginx,
+  type RunningNginx,
+} from "@petstore/test-support/nginx"
 import { readPets, type PetBody } from "../harness.js"
 import { processApiKey, startServerProcess, type RunningServer } from "../server-process.js"
-import { nginxMissing, startNginx, type RunningNginx } from "./nginx.js"
 import { startOpenLoop, type LoadResult, type OpenLoop } from "./open-loop.js"
 
 /**
@@ -19,30 +22,12 @@ import { startOpenLoop, type LoadResult, type OpenLoop } from "./open-loop.js"
  * plain one: nginx's defaults and a keepalive upstream.
  */
 
-const shippedConfig = readFileSync(
-  fileURLToPath(new URL("../../../../deploy/nginx/petstore.conf", import.meta.url)),
-  "utf8",
-)
-
 /** The requests sent per second through nginx; one in three creates a pet. */
 const perSecond = 300
 const createEvery = 3
 
 /** How long the load runs before the first restart and after the last instance is back. */
 const settleMs = 2_000
-
-/** The shipped configuration, its instances and its port replaced by the test's. */
-const shipped = (instancePorts: readonly [number, number], port: number): string => {
-  const replacements: ReadonlyArray<readonly [string, string]> = [
-    ["server 127.0.0.1:8081 ", `server 127.0.0.1:${instancePorts[0]} `],
-    ["server 127.0.0.1:8082 ", `server 127.0.0.1:${instancePorts[1]} `],
-    ["listen 80;", `listen 127.0.0.1:${port};`],
-  ]
-  return replacements.reduce((config, [from, to]) => {
-    assert.equal(config.split(from).length, 2, `the shipped configuration has no one "${from}"`)
-    return config.replace(from, to)
-  }, shippedConfig)
-}
 
 /** As an operator would first write it: nginx's defaults, and an upstream kept alive. */
 const plain = (instancePorts: readonly [number, number], port: number): string => `
@@ -255,7 +240,7 @@ await withTemporaryPostgresDatabase("rolling restarts behind nginx", (database) 
     "the shipped configuration: both instances restarted by the procedure, one after the other; no request fails",
     { skip: nginxMissing, timeout: 90_000 },
     (t) =>
-      underLoad(t, shipped, async (restartOne, paceMs) => {
+      underLoad(t, shippedNginx, async (restartOne, paceMs) => {
         await restartOne(0, paceMs)
         await restartOne(1, 0)
       }),

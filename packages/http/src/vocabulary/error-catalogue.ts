@@ -164,7 +164,7 @@ export const errorCatalogue = {
     status: 503,
     origin: "node",
     afterAdmission: false,
-    when: "The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`.",
+    when: "The server is overloaded: this request waited too long to be read and was refused before any of it was done (no key check, no storage). Retry after `Retry-After` seconds, or elsewhere. Never the answer of `/healthz` and `/readyz`. Behind the shipped nginx configuration, nginx answers it too, when no instance took the request (each had its `max_conns` requests, or was out).",
     headers: { "Retry-After": "RetryAfter" },
   },
 } as const satisfies Record<string, ErrorEntry>

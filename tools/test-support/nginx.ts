@@ -6,6 +6,7 @@ import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
 
 /** Debian's nginx (`nginx-light`), which `.ci/run` installs. */
 export const nginxPath = "/usr/sbin/nginx"
@@ -15,6 +16,50 @@ export const nginxMissing: string | false =
   existsSync(nginxPath) || process.env["CI"] === "true"
     ? false
     : `${nginxPath} is missing (Debian package nginx-light)`
+
+/** The configuration an operator is given: deploy/nginx/petstore.conf. */
+export const shippedNginxConfig = readFileSync(
+  fileURLToPath(new URL("../../deploy/nginx/petstore.conf", import.meta.url)),
+  "utf8",
+)
+
+/** The requests the shipped configuration gives each instance at once (its `max_conns`). */
+export const shippedMaxConns = Number(/max_conns=(\d+)/.exec(shippedNginxConfig)?.[1])
+
+/** The idle connections each worker of the shipped configuration keeps (its `keepalive`). */
+const shippedKeepalive = Number(/keepalive (\d+);/.exec(shippedNginxConfig)?.[1])
+
+/**
+ * The shipped configuration, unchanged but for its instances (one `server` line for each port
+ * given, as an operator writes one per instance), its own port, and, if given, each instance's
+ * `max_conns`, with `keepalive` raised to max_conns times the instances if it is less, as its
+ * comment says.
+ */
+export const shippedNginx = (
+  instancePorts: ReadonlyArray<number>,
+  port: number,
+  maxConns = shippedMaxConns,
+): string => {
+  const keepalive = Math.max(shippedKeepalive, maxConns * instancePorts.length)
+  const serverLines = /^ *server 127\.0\.0\.1:8081 .*\n *server 127\.0\.0\.1:8082 .*\n/m
+  const example = serverLines.exec(shippedNginxConfig)?.[0]
+  assert.ok(example !== undefined, "the shipped configuration has no two example instances")
+  const line = (example.split("\n")[0] ?? "").replace(/max_conns=\d+/, `max_conns=${maxConns}`)
+  assert.match(line, /max_conns=/, "the shipped configuration's instances have no max_conns")
+  const listen = "listen 80;"
+  assert.equal(
+    shippedNginxConfig.split(listen).length,
+    2,
+    `the shipped configuration has no one "${listen}"`,
+  )
+  return shippedNginxConfig
+    .replace(
+      example,
+      instancePorts.map((instance) => `${line.replace(":8081 ", `:${instance} `)}\n`).join(""),
+    )
+    .replace(listen, `listen 127.0.0.1:${port};`)
+    .replace(`keepalive ${shippedKeepalive};`, `keepalive ${keepalive};`)
+}
 
 /** The uid and gid of `nobody`: nginx runs unprivileged, as a test has no business being root. */
 const nobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined
@@ -43,24 +88,45 @@ const accepts = (port: number): Promise<boolean> =>
     socket.once("error", () => resolve(false))
   })
 
+/** How nginx itself runs: as in the tests unless a benchmark says otherwise. */
+export interface NginxProcess {
+  /** Its workers; 2, as `auto` makes it on this 2-core machine. */
+  readonly workers?: number
+  /** The core its workers are pinned to, if any (a benchmark keeps it off the server's). */
+  readonly core?: number
+  /** Connections each worker may hold, clients' and instances' together; 1024. */
+  readonly connections?: number
+  /** One line per request in `accessLog()`; a benchmark turns it off. */
+  readonly accessLog?: boolean
+}
+
 /**
  * Runs nginx of its own, in the foreground, with everything (configuration, logs, temporary
  * files, pid) in a directory of its own; `http` is the inside of the `http` block, listening on
  * 127.0.0.1:`port`. Resolves once nginx accepts connections there.
  */
-export const startNginx = async (http: string, port: number): Promise<RunningNginx> => {
+export const startNginx = async (
+  http: string,
+  port: number,
+  { workers = 2, core, connections = 1024, accessLog = true }: NginxProcess = {},
+): Promise<RunningNginx> => {
   assert.ok(existsSync(nginxPath), `${nginxPath} is missing; CI must run the nginx tests`)
   const directory = mkdtempSync(path.join(tmpdir(), "petstore-nginx-"))
   const file = (name: string) => path.join(directory, name)
   writeFileSync(
     file("nginx.conf"),
     [
-      // As `auto` makes it on this 2-core machine: workers each keep their own idle connections.
-      "worker_processes 2;",
-      "events { worker_connections 1024; }",
+      `worker_processes ${workers};`,
+      ...(core === undefined
+        ? []
+        : [
+            `worker_cpu_affinity ${Array.from({ length: workers }, () => `1${"0".repeat(core)}`).join(" ")};`,
+          ]),
+      ...(connections > 1024 ? [`worker_rlimit_nofile ${connections * 2};`] : []),
+      `events { worker_connections ${connections}; }`,
       "http {",
       "  log_format upstreams '$msec $request_method $status $upstream_addr $upstream_status';",
-      `  access_log ${file("access.log")} upstreams;`,
+      `  access_log ${accessLog ? `${file("access.log")} upstreams` : "off"};`,
       // Debian's build keeps them under /var/lib/nginx, which is not this nginx's.
       ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(
         (kind) => `  ${kind}_temp_path ${file(`${kind}-temp`)};`,

@@ -1,0 +1,157 @@
+import assert from "node:assert/strict"
+import { once } from "node:events"
+import { createServer } from "node:net"
+import { describe, it } from "node:test"
+import { assertErrorAnswer, assertError } from "@petstore/test-support/error-body"
+import { nginxMissing, shippedNginx, startNginx } from "@petstore/test-support/nginx"
+import { scrape } from "@petstore/test-support/prometheus-text"
+import { freePort } from "@petstore/test-support/redis-server"
+import { postJson } from "@petstore/test-support/requests"
+import {
+  assertHealthAnswered,
+  countedBetween,
+  heldServerSkip,
+  overload,
+  startHeldServer,
+} from "./held-server.js"
+import { processApiKey, processTestTimeout, startServerProcess } from "./server-process.js"
+
+/**
+ * Shedding at nginx, as the README's "Deploying behind nginx" sets it up: the shipped
+ * configuration (deploy/nginx/petstore.conf) in front of an instance run as it says, its
+ * `max_conns` what the instance serves in a quarter second. Under overload nginx refuses the
+ * excess with the service's 503 before the instance sees it, and the instance refuses nothing.
+ */
+
+/** The instance's settings behind nginx, as the shipped configuration's header gives them. */
+const behindNginx = {
+  PETSTORE_TRUST_PROXY: "loopback",
+  PETSTORE_OVERLOAD_TARGET: "300ms",
+  PETSTORE_OVERLOAD_INTERVAL: "1s",
+}
+
+/** The seconds of an instance's peak throughput that `max_conns` holds (the README's rule). */
+const queueSeconds = 0.25
+
+const portOf = (origin: string) => Number(new URL(origin).port)
+
+/** nginx on a free port, running the shipped configuration in front of `instancePorts`. */
+const startShippedNginx = async (instancePorts: ReadonlyArray<number>, maxConns?: number) => {
+  const port = await freePort()
+  return startNginx(shippedNginx(instancePorts, port, maxConns), port)
+}
+
+/** nginx's own words in its refusal, which an instance's refusal does not have. */
+const nginxRefusal = /load balancer/
+
+describe("overload behind nginx", { skip: nginxMissing || heldServerSkip }, () => {
+  it(
+    "refuses the excess at nginx with the service's 503, so that the instance refuses nothing, keeps answering /healthz, and serves every request again once the load stops",
+    { timeout: processTestTimeout },
+    async (t) => {
+      const held = await startHeldServer(behindNginx)
+      const { server, capacity, list } = held
+      const maxConns = Math.max(1, Math.round(capacity * queueSeconds))
+      const nginx = await startShippedNginx([portOf(server.origin)], maxConns).catch(
+        async (error: unknown) => {
+          await held.stop()
+          throw error
+        },
+      )
+      try {
+        const { rate, served, refusals, probes, before } = await overload(held, nginx.origin)
+        t.diagnostic(
+          `capacity ${Math.round(capacity)}/s measured, max_conns ${maxConns}, ${rate}/s: ${served} served, ${refusals.length} refused`,
+        )
+        assert.ok(served > 0)
+        for (const refusal of refusals) {
+          assert.match(assertErrorAnswer(refusal, 503, "overloaded"), nginxRefusal)
+          assert.equal(refusal.headers["retry-after"], "1")
+          assert.equal(refusal.headers["x-content-type-options"], "nosniff")
+        }
+        // What the instance saw: the served requests; it refused none itself.
+        const counted = countedBetween(before, await scrape(server.origin))
+        assert.equal(counted.listed, served)
+        assert.equal(
+          counted.refused,
+          0,
+          `the instance refused ${counted.refused} itself, nginx ${refusals.length} (max_conns ${maxConns})`,
+        )
+        // Asked directly, as an orchestrator's probe asks an instance, not through nginx.
+        assertHealthAnswered(probes)
+
+        for (let index = 0; index < 20; index += 1) assert.equal(await list(nginx.origin), 200)
+      } finally {
+        await nginx.stop()
+        await held.stop()
+      }
+    },
+  )
+})
+
+describe("nginx's own answers", { skip: nginxMissing }, () => {
+  it(
+    "are the service's Error body where no instance took the request: 503 overloaded when none is up, 413 over nginx's body limit in the words an instance uses",
+    { timeout: processTestTimeout },
+    async () => {
+      const server = await startServerProcess({ storage: "memory", env: behindNginx })
+      const nginx = await startShippedNginx([portOf(server.origin)])
+      try {
+        const create = (bytes: number) =>
+          fetch(`${nginx.origin}/v1/pets`, {
+            ...postJson({ name: "x".repeat(bytes), categoryId: 1 }),
+            headers: {
+              Authorization: `Bearer ${processApiKey}`,
+              "Content-Type": "application/json",
+            },
+          })
+        const instanceSays = await assertError(
+          await create(1.5 * 2 ** 20),
+          413,
+          "payload_too_large",
+        )
+        const tooLarge = await create(2.5 * 2 ** 20)
+        assert.equal(tooLarge.headers.get("x-content-type-options"), "nosniff")
+        assert.equal(await assertError(tooLarge, 413, "payload_too_large"), instanceSays)
+
+        await server.stop()
+        for (const method of ["GET", "POST"]) {
+          const refused = await fetch(`${nginx.origin}/v1/pets`, {
+            method,
+            headers: { Authorization: `Bearer ${processApiKey}` },
+          })
+          assert.equal(refused.headers.get("retry-after"), "1")
+          assert.match(await assertError(refused, 503, "overloaded"), nginxRefusal)
+        }
+      } finally {
+        await nginx.stop()
+        await server.stop()
+      }
+    },
+  )
+
+  it(
+    "stays nginx's 502 once an instance took the request: a create may have been done",
+    { timeout: processTestTimeout },
+    async () => {
+      // An "instance" that accepts the connection and resets it under the request.
+      const resetting = createServer((socket) => socket.resetAndDestroy())
+      resetting.listen(0, "127.0.0.1")
+      await once(resetting, "listening")
+      const address = resetting.address()
+      assert.ok(address !== null && typeof address !== "string")
+      const nginx = await startShippedNginx([address.port])
+      try {
+        const answer = await fetch(`${nginx.origin}/v1/pets`, {
+          ...postJson({ name: "Rex", categoryId: 1 }),
+        })
+        assert.equal(answer.status, 502)
+        assert.doesNotMatch(answer.headers.get("content-type") ?? "", /json/)
+        await answer.arrayBuffer()
+      } finally {
+        await nginx.stop()
+        resetting.close()
+      }
+    },
+  )
+})
