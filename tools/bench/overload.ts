@@ -331,8 +331,15 @@ const openLoopRun = async (
   scenario: Scenario,
   rate: number,
   window: { readonly warmup: number; readonly seconds: number } = settings,
-  dip?: { readonly cores: number; readonly seconds: number },
-  through: string = server.origin,
+  {
+    dip,
+    through = server.origin,
+  }: {
+    /** A moment of a slower core in the run (`BENCH_OVERLOAD_DIP`). */
+    readonly dip?: { readonly cores: number; readonly seconds: number } | undefined
+    /** Where the load goes, if not to the server: the balancer in front of it. */
+    readonly through?: string | undefined
+  } = {},
 ): Promise<
   Omit<OverloadRun, "target" | "scenario" | "level" | "round" | "capacity" | "coreWorkMs">
 > => {
@@ -670,16 +677,9 @@ const main = async () => {
           if (base === undefined || target.refusalProbe === true) continue
           // Each as warm as the one whose capacity was searched: a process still compiling its
           // hot paths, on the same quota, serves less, and would rightly refuse below capacity.
-          await openLoopRun(
-            worker,
-            server,
-            quota,
-            scenario,
-            base * warmLevel,
-            warmWindow,
-            undefined,
-            through.get(server),
-          )
+          await openLoopRun(worker, server, quota, scenario, base * warmLevel, warmWindow, {
+            through: through.get(server),
+          })
         }
         for (let round = 1; round <= settings.rounds; round++) {
           log(`round ${round} of ${settings.rounds}`)
@@ -696,8 +696,7 @@ const main = async () => {
                 scenario,
                 base * level,
                 settings,
-                settings.dip,
-                through.get(server),
+                { dip: settings.dip, through: through.get(server) },
               )
               const { counts } = run
               log(
