@@ -49,7 +49,13 @@ import {
 import { startHealthProbe, type HealthProbe, type ProbeResult } from "./health-probe.js"
 import { killChildren, startServer, type Server, type ServerCommand } from "./processes.js"
 import { cpuQuota, cpuQuotaUnavailable, type CpuQuota } from "@petstore/test-support/cpu-quota"
-import { shippedNginx, startNginx, type RunningNginx } from "@petstore/test-support/nginx"
+import {
+  behindNginxSettings,
+  maxConnsFor,
+  shippedNginx,
+  startNginx,
+  type RunningNginx,
+} from "@petstore/test-support/nginx"
 import { clockTicks, cpuTicks } from "@petstore/test-support/process-cpu"
 import { freePort } from "@petstore/test-support/redis-server"
 import { numberSetting, quick } from "./bench-settings.js"
@@ -231,18 +237,6 @@ const nodeHttpRefusing: ServerCommand = {
 }
 
 const admissionOff = { PETSTORE_OVERLOAD_TARGET: "off" }
-
-/**
- * The service as the README runs it behind nginx (deploy/nginx/petstore.conf): its own admission
- * control a safety net past the queue nginx allows it.
- */
-const behindNginxEnv = {
-  PETSTORE_TRUST_PROXY: "loopback",
-  PETSTORE_OVERLOAD_TARGET: "300ms",
-  PETSTORE_OVERLOAD_INTERVAL: "1s",
-}
-/** The seconds of its capacity an instance is given at once (`max_conns`), as the README says. */
-const nginxQueueSeconds = 0.25
 
 interface Target {
   readonly command: ServerCommand
@@ -580,7 +574,7 @@ const main = async () => {
           capacityOf: "service, admission off",
         },
         {
-          command: service("service behind nginx", "memory", behindNginxEnv),
+          command: service("service behind nginx", "memory", behindNginxSettings),
           capacityOf: "service, admission off",
           behindNginx: true,
         },
@@ -608,7 +602,7 @@ const main = async () => {
           command: service(
             "service behind nginx",
             `file:${path.join(directory, "nginx.db")}`,
-            behindNginxEnv,
+            behindNginxSettings,
           ),
           capacityOf: "service, admission off",
           behindNginx: true,
@@ -661,7 +655,7 @@ const main = async () => {
         for (const { target, server } of servers) {
           const base = capacity.get(target.capacityOf)
           if (base === undefined || target.behindNginx !== true) continue
-          const maxConns = Math.max(1, Math.round(base * nginxQueueSeconds))
+          const maxConns = maxConnsFor(base)
           const port = await freePort()
           const nginx = await startNginx(
             shippedNginx([Number(new URL(server.origin).port)], port, maxConns),

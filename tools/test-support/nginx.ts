@@ -26,6 +26,20 @@ export const shippedNginxConfig = readFileSync(
 /** The requests the shipped configuration gives each instance at once (its `max_conns`). */
 export const shippedMaxConns = Number(/max_conns=(\d+)/.exec(shippedNginxConfig)?.[1])
 
+/**
+ * The settings of the instances behind the shipped configuration, as its header gives them: nginx
+ * trusted, and admission control refusing only past the queue `max_conns` allows.
+ */
+export const behindNginxSettings = {
+  PETSTORE_TRUST_PROXY: "loopback",
+  PETSTORE_OVERLOAD_TARGET: "300ms",
+  PETSTORE_OVERLOAD_INTERVAL: "1s",
+}
+
+/** `max_conns` by the README's rule: what an instance serves in a quarter second at its peak. */
+export const maxConnsFor = (capacityPerSecond: number): number =>
+  Math.max(1, Math.round(capacityPerSecond * 0.25))
+
 /** The idle connections each worker of the shipped configuration keeps (its `keepalive`). */
 const shippedKeepalive = Number(/keepalive (\d+);/.exec(shippedNginxConfig)?.[1])
 

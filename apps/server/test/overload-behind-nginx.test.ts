@@ -3,7 +3,13 @@ import { once } from "node:events"
 import { createServer } from "node:net"
 import { describe, it } from "node:test"
 import { assertErrorAnswer, assertError } from "@petstore/test-support/error-body"
-import { nginxMissing, shippedNginx, startNginx } from "@petstore/test-support/nginx"
+import {
+  behindNginxSettings,
+  maxConnsFor,
+  nginxMissing,
+  shippedNginx,
+  startNginx,
+} from "@petstore/test-support/nginx"
 import { scrape } from "@petstore/test-support/prometheus-text"
 import { freePort } from "@petstore/test-support/redis-server"
 import { postJson } from "@petstore/test-support/requests"
@@ -23,16 +29,6 @@ import { processApiKey, processTestTimeout, startServerProcess } from "./server-
  * excess with the service's 503 before the instance sees it, and the instance refuses nothing.
  */
 
-/** The instance's settings behind nginx, as the shipped configuration's header gives them. */
-const behindNginx = {
-  PETSTORE_TRUST_PROXY: "loopback",
-  PETSTORE_OVERLOAD_TARGET: "300ms",
-  PETSTORE_OVERLOAD_INTERVAL: "1s",
-}
-
-/** The seconds of an instance's peak throughput that `max_conns` holds (the README's rule). */
-const queueSeconds = 0.25
-
 const portOf = (origin: string) => Number(new URL(origin).port)
 
 /** nginx on a free port, running the shipped configuration in front of `instancePorts`. */
@@ -49,9 +45,9 @@ describe("overload behind nginx", { skip: nginxMissing || heldServerSkip }, () =
     "refuses the excess at nginx with the service's 503, so that the instance refuses nothing, keeps answering /healthz, and serves every request again once the load stops",
     { timeout: processTestTimeout },
     async (t) => {
-      const held = await startHeldServer(behindNginx)
+      const held = await startHeldServer(behindNginxSettings)
       const { server, capacity, list } = held
-      const maxConns = Math.max(1, Math.round(capacity * queueSeconds))
+      const maxConns = maxConnsFor(capacity)
       const nginx = await startShippedNginx([portOf(server.origin)], maxConns).catch(
         async (error: unknown) => {
           await held.stop()
@@ -94,7 +90,7 @@ describe("nginx's own answers", { skip: nginxMissing }, () => {
     "are the service's Error body where no instance took the request: 503 overloaded when none is up, 413 over nginx's body limit in the words an instance uses",
     { timeout: processTestTimeout },
     async () => {
-      const server = await startServerProcess({ storage: "memory", env: behindNginx })
+      const server = await startServerProcess({ storage: "memory", env: behindNginxSettings })
       const nginx = await startShippedNginx([portOf(server.origin)])
       try {
         const create = (bytes: number) =>
