@@ -18,13 +18,13 @@ export const nginxMissing: string | false =
     : `${nginxPath} is missing (Debian package nginx-light)`
 
 /** The configuration an operator is given: deploy/nginx/petstore.conf. */
-export const shippedNginxConfig = readFileSync(
+const shippedNginxConfig = readFileSync(
   fileURLToPath(new URL("../../deploy/nginx/petstore.conf", import.meta.url)),
   "utf8",
 )
 
 /** The requests the shipped configuration gives each instance at once (its `max_conns`). */
-export const shippedMaxConns = Number(/max_conns=(\d+)/.exec(shippedNginxConfig)?.[1])
+const shippedMaxConns = Number(/max_conns=(\d+)/.exec(shippedNginxConfig)?.[1])
 
 /**
  * The settings of the instances behind the shipped configuration, as its header gives them: nginx

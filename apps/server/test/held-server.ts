@@ -29,7 +29,7 @@ export const heldServerSkip =
  * the process keeps up with twice the load of requests that cheap: refusing them takes the quota
  * as serving them does.
  */
-export const listPath = "/v1/pets?limit=100"
+const listPath = "/v1/pets?limit=100"
 const petName = (index: number) => `${index} ${"\u{1F415}".repeat(250)}`
 /** The share of one core the server is held to. */
 const quotaCores = 0.2
@@ -96,7 +96,7 @@ export const startHeldServer = async (env: Record<string, string> = {}) => {
   return { server, before, capacity, list, load, stop }
 }
 
-export type HeldServer = Awaited<ReturnType<typeof startHeldServer>>
+type HeldServer = Awaited<ReturnType<typeof startHeldServer>>
 
 /** Rates tried, each twice the last, before the test gives up overloading the server. */
 const overloadAttempts = 3
