@@ -75,6 +75,28 @@ describe("group commit", () => {
       ),
     ))
 
+  it("commits what a full batch left behind in the same turn of the event loop", () =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          // Committed synchronously, as SQLite commits: a turn's end is the next `setImmediate`.
+          const turns: Array<number> = []
+          let turn = 0
+          const submit = yield* makeGroupCommit(
+            (items: Array.NonEmptyReadonlyArray<number>) =>
+              Effect.sync(() => {
+                if (turns.length === 0) setImmediate(() => (turn += 1))
+                turns.push(turn)
+                return items
+              }),
+            options({ maxBatchSize: 8 }),
+          )
+          yield* submitAll(submit, 20)
+          assert.deepEqual(turns, [0, 0, 0], "three batches of 8, 8 and 4, all in the first turn")
+        }),
+      ),
+    ))
+
   it("answers a caller only after its batch has committed", () =>
     Effect.runPromise(
       Effect.scoped(

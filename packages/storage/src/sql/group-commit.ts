@@ -129,7 +129,8 @@ const inBatchSpan = <A, E>(
  * Commits items in batches, so concurrent callers share one transaction and one fsync. The first
  * item to arrive while no batch is being committed opens a batch (for `window`, or one turn of
  * the event loop); then every item waiting, up to `maxBatchSize`, is committed together, and
- * items arriving meanwhile wait for the next batch, which opens once this one is answered.
+ * items arriving meanwhile wait for the next batch, which opens once this one is answered (at
+ * once if this one was full: what it left behind has waited long enough).
  * `commit` answers with one result per item, in the items' order; each caller resumes only once
  * its batch has committed, and every caller of a failed batch gets its failure.
  *
@@ -171,10 +172,19 @@ export const makeGroupCommit = <I, A, E>(
     const commitTimeout = Duration.decode(options.commitTimeout)
     const timeoutMillis = Duration.toMillis(commitTimeout)
 
-    const openBatch = () => {
+    /**
+     * Opens a batch for the items waiting: after `window` (one turn) for items that just arrived,
+     * so that others arriving with them join; at once, still in this turn, for those a full batch
+     * left behind, which were waiting before it began. Holding those for another turn each made
+     * a queue inside the process whenever more than `maxBatchSize` arrived in a turn, as a loaded
+     * loop under a CPU quota reads a period's worth a turn: creates at twice capacity spent up to
+     * 2.5 s there after admission control had let them in, and hundreds a second timed out.
+     */
+    const openBatch = (leftBehind = false) => {
       if (busy || closed || waiting.length === 0) return
       busy = true
-      if (windowMillis === 0) setImmediate(commitWaiting)
+      if (leftBehind) process.nextTick(commitWaiting)
+      else if (windowMillis === 0) setImmediate(commitWaiting)
       else setTimeout(commitWaiting, windowMillis)
     }
 
@@ -217,7 +227,7 @@ export const makeGroupCommit = <I, A, E>(
         clearTimeout(timer)
         becomeIdle()
         answer()
-        openBatch()
+        openBatch(batch.length === options.maxBatchSize)
       }
       const timer = setTimeout(() => {
         const timedOut = Exit.fail(new GroupCommitTimedOut({ timeout: commitTimeout }))
