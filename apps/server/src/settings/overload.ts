@@ -16,7 +16,7 @@ export const overloadSettings = {
     variable: "PETSTORE_OVERLOAD_INTERVAL",
     fallback: `${defaultOverload.intervalMs}ms`,
     description:
-      "How long waits may stay above `PETSTORE_OVERLOAD_TARGET` before anything is refused (a burst that drains within it is served whole), and how long no request may wait longer than the target before refusals stop. At least the target.",
+      "How long waits may stay above `PETSTORE_OVERLOAD_TARGET` before anything is refused (a burst that drains within it is served whole); refusals stop once no request has waited longer than the target for this long, and at least a second. At least the target.",
     read: fromEnv(milliseconds),
   }),
 }

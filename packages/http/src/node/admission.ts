@@ -16,8 +16,9 @@ import { loopThreadRunnableMs } from "./loop-thread.js"
  * for less than `intervalMs` (a burst), every request is served; once they have stayed above it
  * for `intervalMs` (a standing queue: more arrives than is served), each request that has waited
  * longer than `targetMs` is refused with 503 `overloaded`, and those that have not are served.
- * The queue lies down again once no request has waited longer than `targetMs` for `intervalMs`
- * (a loop that fell idle for a moment in an overload does not let the next turn's backlog in).
+ * The queue lies down again once no request has waited longer than `targetMs` for a second, or
+ * `intervalMs` if longer (`leastCalmMs`; a loop that fell idle for a moment in an overload does not
+ * let the next turn's backlog in).
  *
  * Under a CPU quota (a container's CPU limit) the process is frozen for part of every period once
  * it has used its share, and a request arriving then waits out the freeze however light the load:
@@ -63,6 +64,17 @@ export interface OverloadObservers {
   /** Given the readings once, when the server is made (`Metrics.watchOverload`). */
   readonly watchOverload?: (readings: OverloadReadings) => void
 }
+
+/**
+ * The least time no request may have waited longer than the target before a standing queue lies
+ * down (the interval, if longer). Refusing holds the waits under the target for a few turns at a
+ * time while the overload goes on: at twice capacity on durable creates, for 200 to 300 ms about
+ * once a second. A queue that lay down then let every request in until the waits had stood above
+ * the target for an interval again, and the turns that followed made requests wait up to 500 ms
+ * before they were even refused. While no request waits past the target a standing queue refuses
+ * nothing, so staying up longer costs only the late requests of the second after an overload.
+ */
+const leastCalmMs = 1_000
 
 /** An episode ends once a second has gone by without a refusal. */
 const episodeQuietMs = 1_000
@@ -214,6 +226,7 @@ export const admissionControl = (
   observers: OverloadObservers = {},
 ): ((listener: RequestListener) => RequestListener) => {
   const { intervalMs } = options
+  const calmMs = Math.max(intervalMs, leastCalmMs)
   const exempt: ReadonlySet<string> = new Set(options.exemptPaths)
   const logger = observers.logger ?? silentLogger
   const timing = performance.nodeTiming
@@ -260,7 +273,7 @@ export const admissionControl = (
   let aboveTargetAt = Number.NEGATIVE_INFINITY
   /**
    * Whether the queue stands: waits have stayed above the target for an interval. It lies down
-   * once no request has waited longer than the target for an interval.
+   * once no request has waited longer than the target for `calmMs`.
    */
   let standing = false
 
@@ -357,7 +370,7 @@ export const admissionControl = (
     const target = targetMs()
     if (waitedMs <= target) {
       above = undefined
-      if (standing && now - aboveTargetAt > intervalMs) standing = false
+      if (standing && now - aboveTargetAt > calmMs) standing = false
     } else {
       aboveTargetAt = now
       if (above === undefined) above = intervalMark(now)

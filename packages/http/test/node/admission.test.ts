@@ -14,6 +14,7 @@ import {
   defaultOverload,
   listen,
   type OverloadOptions,
+  type OverloadReadings,
   type ServerOptions,
 } from "../../src/node/index.js"
 import { captureLogs } from "../harness/log-capture.js"
@@ -342,6 +343,17 @@ describe("admission control", () => {
   })
 })
 
+/** Twice what a server taking 4 ms a request serves, for 2 s, on a balancer's pool of connections. */
+const overloadOpenLoop = (origin: string) =>
+  openLoopProcess({
+    origin,
+    path: "/work",
+    rate: 500,
+    seconds: 2,
+    deadlineMs: 3_000,
+    connections: 64,
+  })
+
 describe("admission control under open-loop overload", () => {
   it("refuses only requests that waited: one read late in a long turn is judged by when it arrived", async () => {
     // Twice what the server serves, on kept-alive connections: each turn of the loop reads what
@@ -350,14 +362,7 @@ describe("admission control under open-loop overload", () => {
     // refused after waiting a fraction of the target.
     const running = await startBusyServer(4)
     try {
-      const { outcomes } = await openLoopProcess({
-        origin: running.origin,
-        path: "/work",
-        rate: 500,
-        seconds: 2,
-        deadlineMs: 3_000,
-        connections: 64,
-      })
+      const { outcomes } = await overloadOpenLoop(running.origin)
       const refusedLatencies = outcomes.flatMap((outcome: Outcome) =>
         outcome.kind === "answered" && outcome.answer.status === 503 ? [outcome.latencyMs] : [],
       )
@@ -372,6 +377,40 @@ describe("admission control under open-loop overload", () => {
         `${early.length} of ${refusedLatencies.length} refused within ${withinMs} ms`,
       )
     } finally {
+      await running.close()
+    }
+  })
+
+  it("keeps the queue standing while refusals hold the waits under the target: the overload goes on", async () => {
+    // Twice what the server serves: refusing about half holds the waits under the target for a
+    // few turns at a time. A queue that lay down then would let every request in until the waits
+    // had stood above the target for an interval again, and lie down again once they fell. The
+    // interval is as short as a turn here, so that one such turn would be enough.
+    let readings: OverloadReadings | undefined
+    const running = await startBusyServer(4, {
+      overload: { targetMs: 20, intervalMs: 20 },
+      watchOverload: (given) => (readings = given),
+    })
+    // The refusals counted when the queue lay down, each time it did.
+    const layDownAfter: Array<number> = []
+    let wasStanding = false
+    const watch = setInterval(() => {
+      const standing = readings?.standing() ?? false
+      if (wasStanding && !standing) layDownAfter.push(readings?.refused() ?? 0)
+      wasStanding = standing
+    }, 1)
+    try {
+      await overloadOpenLoop(running.origin)
+      const refused = readings?.refused() ?? 0
+      assert.ok(refused > 250, `${refused} refused`)
+      // Refusals after the queue lay down: it lay down while the overload went on.
+      assert.deepEqual(
+        layDownAfter.filter((refusedThen) => refusedThen < refused),
+        [],
+        `lay down mid-overload after ${layDownAfter.join(", ")} of ${refused} refusals`,
+      )
+    } finally {
+      clearInterval(watch)
       await running.close()
     }
   })
