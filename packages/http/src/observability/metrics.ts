@@ -42,7 +42,10 @@ export interface OverloadReadings {
   readonly refused: () => number
   /** The longest wait estimated for a request since the last call, in seconds; 0 without requests. */
   readonly takeLongestWaitSeconds: () => number
-  /** Whether waits have stayed above the target for the interval: a standing queue is being cut. */
+  /**
+   * Whether a standing queue is being cut: from when waits have stayed above the target for the
+   * interval until none has waited past it for a second (or the interval, if longer).
+   */
   readonly standing: () => boolean
   /** The target in force, in seconds: the one given, plus a CPU quota's longest freeze. */
   readonly targetSeconds: () => number
@@ -183,7 +186,7 @@ const watchOverload = (registry: Registry, readings: OverloadReadings): void => 
   })
   new Gauge({
     name: "petstore_overload_standing_queue",
-    help: "1 while waits have stayed above the target for the interval (requests that waited past the target are refused), else 0.",
+    help: "1 from when waits have stayed above the target for the interval until none has waited past it for a second (or the interval, if longer), requests that waited past the target being refused meanwhile; else 0.",
     registers: [registry],
     collect() {
       this.set(readings.standing() ? 1 : 0)
