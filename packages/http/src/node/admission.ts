@@ -138,7 +138,9 @@ const cpuBoundShare = 0.5
  * CPU-starved process): refusing them frees nothing for long, since each client sends its next
  * request at once, and would deny honest clients service. An overload's queue grows past any such
  * number. The queue is estimated by Little's law, the wait over the loop's busy time per request
- * decided in the interval.
+ * decided in the interval. Held at the target by its refusals, a standing queue holds the target's
+ * worth of decisions: a process deciding fewer than this many in that time lies down once it
+ * refuses and stands again once the excess has queued up, so its target wants to be longer.
  */
 const fewestQueued = 32
 
