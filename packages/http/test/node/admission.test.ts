@@ -343,7 +343,10 @@ describe("admission control", () => {
   })
 })
 
-/** Twice what a server taking 4 ms a request serves, for 2 s, on a balancer's pool of connections. */
+/**
+ * An open loop for 2 s at `rate` a second (500: twice what a server taking 4 ms a request serves),
+ * on a balancer's pool of `connections`.
+ */
 const overloadOpenLoop = (origin: string, { rate = 500, connections = 64 } = {}) =>
   openLoopProcess({ origin, path: "/work", rate, seconds: 2, deadlineMs: 3_000, connections })
 
@@ -382,8 +385,8 @@ describe("admission control under open-loop overload", () => {
     // estimated by Little's law from the requests the loop decides, which a request's cost bounds:
     // a wait at the target over 2 ms a request holds a queue of 100, well above the fewest a
     // standing queue holds (32), even on a loop starved of CPU that decides a third as many. At
-    // 20 ms over 4 ms it held 5 to 10, and under CI's load the queue lay down for that. No more
-    // requests queue than there are connections: 256, so that 100 can.
+    // 20 ms over 4 ms it held about 10 (estimated 8 to 13 under CI's load), and the queue lay
+    // down for that. No more requests queue than there are connections: 256, so that 100 can.
     let readings: OverloadReadings | undefined
     const running = await startBusyServer(2, {
       overload: { targetMs: 200, intervalMs: 20 },
