@@ -66,6 +66,8 @@ export const Report = Schema.Struct({
   ),
   /** The service as benchmarked beside one with its access log and rate limits on. */
   operations: Schema.Array(Run),
+  /** The service beside itself with admission control off (absent from reports before it). */
+  admission: Schema.optional(Schema.Array(Run)),
   /** The service beside itself with every request traced (and, if given, other builds). */
   tracing: Schema.optional(
     Schema.Struct({
@@ -172,6 +174,7 @@ export const sections = {
   scale: "#listing-at-scale",
   memory: "#memory-over-time",
   operations: "#what-the-access-log-and-the-rate-limiter-cost",
+  admission: "#what-admission-control-costs-below-capacity",
   tracing: "#what-tracing-costs",
 } as const
 
@@ -359,6 +362,15 @@ const costTargets = (report: Report): ReadonlyArray<TargetResult> => {
     status: "reported",
     section: sections.operations,
   }))
+  const admission = report.admission ?? []
+  const [admissionOff] = [...new Set(admission.map((run) => run.target))]
+  if (admissionOff !== undefined)
+    results.push({
+      target: "What admission control costs below capacity",
+      figure: addedRange(admission, admissionOff, service),
+      status: "reported",
+      section: sections.admission,
+    })
   const section = sections.tracing
   if (tracing !== undefined && tracedTarget !== undefined)
     results.push({
@@ -426,6 +438,7 @@ export const blockNames = [
   "list-scale",
   "memory",
   "operations",
+  "admission",
   "tracing",
 ] as const
 export type BlockName = (typeof blockNames)[number]
@@ -756,6 +769,14 @@ const operationsBlock = (report: Report): string =>
     costTable(report.operations, report.scenarios),
   )
 
+const admissionBlock = (report: Report): string | undefined =>
+  report.admission === undefined
+    ? undefined
+    : paragraphs(
+        `\`${report.command}\`, its admission-control phase: the same build with \`PETSTORE_OVERLOAD_TARGET=off\` beside the service as it ships (admission control on), at 32 connections, far below capacity: nothing is refused, and what differs is the bookkeeping of every request's decision. The rounds interleave them.`,
+        costTable(report.admission, report.scenarios),
+      )
+
 const tracingBlock = (report: Report): string | undefined => {
   const { tracing } = report
   if (tracing === undefined) return undefined
@@ -782,6 +803,7 @@ export const renderBlocks = (report: Report): Blocks => {
     "list-scale": listScaleBlock(report, results),
     memory: memoryBlock(report, results),
     operations: operationsBlock(report),
+    admission: admissionBlock(report),
     tracing: tracingBlock(report),
   }
 }

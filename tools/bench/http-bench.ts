@@ -348,6 +348,19 @@ const operationsCost = (load: LoadWorker): Promise<Array<Run>> =>
     operatedWithRedis,
   ])
 
+/**
+ * The service with admission control off (`PETSTORE_OVERLOAD_TARGET=off`) beside it on, as it
+ * ships, interleaved: what deciding every request costs below capacity, where nothing is refused.
+ */
+const admissionCost = (load: LoadWorker): Promise<Array<Run>> =>
+  interleaved(load, "admission control", [
+    {
+      ...serviceCommand("service, admission control off", "memory"),
+      env: { ...serviceEnv("memory"), PETSTORE_OVERLOAD_TARGET: "off" },
+    },
+    serviceCommand("service", "memory"),
+  ])
+
 const before = beforeBuilds()
 
 /**
@@ -618,6 +631,7 @@ const main = async () => {
   try {
     const { runs, mismatches } = await compareTargets(load)
     const operationsRuns = await operationsCost(load)
+    const admissionRuns = await admissionCost(load)
     const tracing = await tracingCost(load)
     const createRuns = await durableCreates(load, directory)
     log("durable creates at one connection, beside better-sqlite3 alone")
@@ -652,6 +666,7 @@ const main = async () => {
       runs,
       mismatches,
       operations: operationsRuns,
+      admission: admissionRuns,
       tracing,
       creates: createRuns,
       loneCreates: lone,

@@ -59,6 +59,11 @@ export interface OverloadReport {
     readonly rate: number
     /** How long the fixed work of core-speed.ts took on the servers' core just before the search. */
     readonly coreWorkMs: number
+    /**
+     * Whether a run of 30 s served it whole ("unconfirmed": none of the rates tried was), or it
+     * was given (`BENCH_OVERLOAD_CAPACITY`).
+     */
+    readonly confirmation: "confirmed" | "unconfirmed" | "given"
   }>
   readonly runs: ReadonlyArray<OverloadRun>
 }
@@ -66,6 +71,12 @@ export interface OverloadReport {
 const scenarioTitles = {
   list20: "`GET /v1/pets?limit=20` on the memory store",
   create: "`POST /v1/pets` on the SQLite file (durable creates)",
+} as const
+
+const confirmationShown = {
+  confirmed: "yes",
+  unconfirmed: "no (the last rate tried)",
+  given: "— (given)",
 } as const
 
 /** The median over rounds of a figure, with its range when the rounds differ. */
@@ -235,7 +246,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
   )
   lines.push("")
   lines.push(
-    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, a rate answered whole but late run twice and judged by the second, then confirmed by a run of 30 s measured, long enough to take in the garbage collector's major cycles, lowered by a tenth until served whole at most three times (after the third, the rate lowered to is taken untried); the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it), on the API's port and, for the service, on its probe port too (\`PETSTORE_PROBE_PORT\`, answered by a thread of its own); a probe that gets no answer within 5 s counts as failed. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, a rate answered whole but late run twice and judged by the second, then confirmed by a run of 30 s measured, long enough to take in the garbage collector's major cycles, lowered by a tenth and run again at most four times until one is served whole (if none is, the last is taken, shown unconfirmed); the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it), on the API's port and, for the service, on its probe port too (\`PETSTORE_PROBE_PORT\`, answered by a thread of its own); a probe that gets no answer within 5 s counts as failed. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
   )
   for (const scenario of ["list20", "create"] as const) {
     const runs = report.runs.filter((run) => run.scenario === scenario)
@@ -243,12 +254,13 @@ export const overloadMarkdown = (report: OverloadReport): string => {
     lines.push("", `**${scenarioTitles[scenario]}.** Capacity:`, "")
     lines.push(
       table(
-        ["target", "capacity req/s", "CPU µs/request there"],
+        ["target", "capacity req/s", "served whole over 30 s", "CPU µs/request there"],
         report.capacities
           .filter((capacity) => capacity.scenario === scenario)
           .map((capacity) => [
             capacity.target,
             format(capacity.perSecond, 0),
+            confirmationShown[capacity.confirmation],
             format(capacity.cpuMicrosPerRequest, 1),
           ]),
       ),

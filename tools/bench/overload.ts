@@ -429,8 +429,11 @@ const firstGuess = (scenario: Scenario) => Math.round((scenario.firstGuess * set
  */
 const searchWindow = { warmup: settings.warmup, seconds: 3 }
 
-/** At most how many times the capacity found is lowered by a tenth until a long run confirms it. */
-const confirmSteps = 3
+/**
+ * At most how many times the capacity found is lowered by a tenth, each rate tried, until a long
+ * run confirms it.
+ */
+const confirmSteps = 4
 
 /**
  * The window that confirms a capacity: long enough to take in the garbage collector's major
@@ -458,8 +461,9 @@ const servedWhole = (counts: OpenLoopCounts) =>
  * `firstGuess` (an underestimate: a request costs less CPU the busier the server, its reads and
  * writes batched), going up by a quarter while served whole, then halving the last step twice
  * (a rate answered whole but late is run twice, the second deciding), then confirmed by a run of
- * `sustainWindow`, lowered by a tenth until served whole at most `confirmSteps` times (after the
- * last, the rate it was lowered to is taken untried).
+ * `sustainWindow` (once: so long a window takes in its slow moments), lowered by a tenth and tried
+ * again at most `confirmSteps` times until served whole (if never, the last rate tried is taken,
+ * marked unconfirmed).
  * (A closed loop under-measures it here: its client, busy on the other core, slows the server's
  * hyperthreaded one, and its connections' standing queue costs more per request.)
  */
@@ -520,16 +524,20 @@ const capacityOf = async (
   // Confirmed over a long window: a rate served whole for 3 s may not be for longer (a major
   // collection, or on the SQLite file a checkpoint, may fall in it), and a capacity set too high
   // would make 0.8× an overload.
-  for (let steps = 0; steps < confirmSteps; steps++) {
-    const tried = await attempt(low, sustainWindow)
-    if (tried.whole) {
-      lowCost = tried.cpuMicrosPerRequest
-      break
-    }
-    low *= 0.9
+  let confirmed = false
+  for (let steps = 0; !confirmed && steps <= confirmSteps; steps++) {
+    if (steps > 0) low *= 0.9
+    const tried = await once(low, sustainWindow)
+    lowCost = tried.cpuMicrosPerRequest
+    confirmed = tried.whole
   }
-  log(`  ${server.name}: capacity ${Math.round(low)} req/s`)
-  return { perSecond: low, cpuMicrosPerRequest: lowCost, rate: low }
+  log(`  ${server.name}: capacity ${Math.round(low)} req/s${confirmed ? "" : ", unconfirmed"}`)
+  return {
+    perSecond: low,
+    cpuMicrosPerRequest: lowCost,
+    rate: low,
+    confirmation: confirmed ? ("confirmed" as const) : ("unconfirmed" as const),
+  }
 }
 
 const main = async () => {
@@ -642,7 +650,12 @@ const main = async () => {
           log(`  core ${serverCore}: the fixed work took ${workMs.toFixed(1)} ms`)
           const measured =
             settings.capacity > 0
-              ? { perSecond: settings.capacity, cpuMicrosPerRequest: 0, rate: 0 }
+              ? {
+                  perSecond: settings.capacity,
+                  cpuMicrosPerRequest: 0,
+                  rate: 0,
+                  confirmation: "given" as const,
+                }
               : await capacityOf(worker, server, quota, scenario)
           capacities.push({
             target: server.name,
