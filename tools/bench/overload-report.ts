@@ -33,6 +33,12 @@ export interface OverloadRun {
   readonly coreWorkMs: number
 }
 
+/** A run's unmeasured warm-up and measured seconds. */
+export interface Window {
+  readonly warmup: number
+  readonly seconds: number
+}
+
 export interface OverloadReport {
   readonly date: string
   readonly minutes: number
@@ -47,6 +53,14 @@ export interface OverloadReport {
     readonly deadlineMs: number
     readonly connections: number
   }
+  /** How capacity was searched and servers warmed (`overload.ts`), each window in seconds. */
+  readonly search: {
+    readonly window: Window
+    readonly sustainWindow: Window
+    readonly confirmSteps: number
+    readonly warmLevel: number
+    readonly warmWindow: Window
+  }
   readonly loadAverageAtStart: number
   readonly waitedForQuietSeconds: number
   readonly capacities: ReadonlyArray<{
@@ -60,8 +74,8 @@ export interface OverloadReport {
     /** How long the fixed work of core-speed.ts took on the servers' core just before the search. */
     readonly coreWorkMs: number
     /**
-     * Whether a run of 30 s served it whole ("unconfirmed": none of the rates tried was), or it
-     * was given (`BENCH_OVERLOAD_CAPACITY`).
+     * Whether a run of `search.sustainWindow` served it whole ("unconfirmed": none of the rates
+     * tried was), or it was given (`BENCH_OVERLOAD_CAPACITY`).
      */
     readonly confirmation: "confirmed" | "unconfirmed" | "given"
   }>
@@ -237,8 +251,11 @@ const coreSpeedSentence = (report: OverloadReport, scenario: OverloadRun["scenar
   return `The servers' core did a fixed piece of work (\`core-speed.ts\`) in ${searched.join(" and ")} ms before the capacity search, and in the last column's before each run: on a virtual machine the core's speed moves with the host's other guests, and a capacity found on a slower core is a lower one.`
 }
 
+/** A window's whole length, warm-up included. */
+const wholeSeconds = (window: Window) => window.warmup + window.seconds
+
 export const overloadMarkdown = (report: OverloadReport): string => {
-  const { settings } = report
+  const { settings, search } = report
   const seconds = settings.seconds
   const lines: Array<string> = []
   lines.push(
@@ -246,7 +263,7 @@ export const overloadMarkdown = (report: OverloadReport): string => {
   )
   lines.push("")
   lines.push(
-    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after 8 s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, 3 s measured each after 2 s unmeasured, a rate answered whole but late run twice and judged by the second, then confirmed by a run of 30 s measured, long enough to take in the garbage collector's major cycles, lowered by a tenth and run again at most four times until one is served whole (if none is, the last is taken, shown unconfirmed); the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at 0.7× its capacity for 8 s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it), on the API's port and, for the service, on its probe port too (\`PETSTORE_PROBE_PORT\`, answered by a thread of its own); a probe that gets no answer within 5 s counts as failed. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
+    `Each server runs pinned to core 0 and held to ${Math.round(settings.cores * 100)} % of it by a cgroup v1 CPU quota (\`cpu.cfs_quota_us\` ${Math.round(settings.cores * 100_000)} of a 100,000 µs period), seeded with 1,000 pets; the generator runs pinned to core 1. Capacity is the highest open-loop rate a server serves whole with admission control off (every request answered 2xx, p99 within a quarter of the deadline; searched, after ${wholeSeconds(search.warmWindow)} s at a first guess to warm it, from that guess up by quarters, then the last step halved twice, ${search.window.seconds} s measured each after ${search.window.warmup} s unmeasured, a rate answered whole but late run twice and judged by the second, then confirmed by a run of ${search.sustainWindow.seconds} s measured, long enough to take in the garbage collector's major cycles, lowered by a tenth and run again at most ${search.confirmSteps} times until one is served whole (if none is, the last is taken, shown unconfirmed); the CPU per request shown is at that rate); the service and the service with it off share the capacity measured on the latter, and every server is then warmed at ${search.warmLevel}× its capacity for ${wholeSeconds(search.warmWindow)} s, as warm as the one whose capacity was searched (a process still compiling its hot paths on the same quota serves less). (A closed loop under-measures it here: its client, busy on the other core, slows the server's, and its standing queue costs more per request.) Each run is open-loop (\`open-loop-worker.ts\`, \`node:http\` with keep-alive, ${format(settings.connections, 0)} connections opened beforehand, kept and used in turn, as a load balancer's pool to the instance; a request finding them all busy waits at the generator, its deadline running): requests scheduled evenly at the level × capacity, ${settings.warmup} s of warm-up, then ${seconds} s measured, each request given up ${settings.deadlineMs} ms after its scheduled time (its connection closed). Goodput is the 2xx answered within that deadline a second, over capacity; latencies run from the scheduled time; \`/healthz\` is asked every 100 ms on a connection of its own, from the bench's process (not the generator's, whose lag would add to it), on the API's port and, for the service, on its probe port too (\`PETSTORE_PROBE_PORT\`, answered by a thread of its own); a probe that gets no answer within 5 s counts as failed. Server CPU is \`/proc/<pid>/stat\` over the measured window. Medians over ${settings.rounds} round(s), the range beside them.`,
   )
   for (const scenario of ["list20", "create"] as const) {
     const runs = report.runs.filter((run) => run.scenario === scenario)
@@ -254,7 +271,12 @@ export const overloadMarkdown = (report: OverloadReport): string => {
     lines.push("", `**${scenarioTitles[scenario]}.** Capacity:`, "")
     lines.push(
       table(
-        ["target", "capacity req/s", "served whole over 30 s", "CPU µs/request there"],
+        [
+          "target",
+          "capacity req/s",
+          `served whole over ${search.sustainWindow.seconds} s`,
+          "CPU µs/request there",
+        ],
         report.capacities
           .filter((capacity) => capacity.scenario === scenario)
           .map((capacity) => [

@@ -64,6 +64,7 @@ import {
   floorTarget,
   overloadMarkdown,
   type OverloadReport,
+  type Window,
   type OverloadRun,
 } from "./overload-report.js"
 import { formatted, writeOwnBlock } from "./results-markdown.js"
@@ -422,30 +423,33 @@ const openLoopRun = async (
 /** `firstGuess` at the quota's share of a core. */
 const firstGuess = (scenario: Scenario) => Math.round((scenario.firstGuess * settings.cores) / 0.3)
 
-/**
- * A shorter window for the runs that look for capacity, warmed as long as the measured ones: a
- * rate near capacity settles within seconds (a busier loop reads more requests a turn, each
- * costing less), and a shorter warm-up judged the settling.
- */
-const searchWindow = { warmup: settings.warmup, seconds: 3 }
-
-/**
- * At most how many times the capacity found is lowered by a tenth, each rate tried, until a long
- * run confirms it.
- */
-const confirmSteps = 4
-
-/**
- * The window that confirms a capacity: long enough to take in the garbage collector's major
- * cycles, which come every 10 to 25 s under load here and take part of the quota for a second or
- * two. A rate served whole for 5 s was served with p99 up to 980 ms at 0.8× of it in half the
- * rounds of stop 43 (admission control off): what a process sustains includes its collections.
- */
-const sustainWindow = { warmup: settings.warmup, seconds: 30 }
-
-/** Every server's warm-up once capacities are known, at this fraction of its capacity. */
-const warmLevel = 0.7
-const warmWindow = { warmup: 4, seconds: 4 }
+/** How capacity is searched and servers warmed; the report's method text reads it. */
+const search: OverloadReport["search"] = {
+  /**
+   * A shorter window for the runs that look for capacity, warmed as long as the measured ones: a
+   * rate near capacity settles within seconds (a busier loop reads more requests a turn, each
+   * costing less), and a shorter warm-up judged the settling.
+   */
+  window: { warmup: settings.warmup, seconds: 3 },
+  /**
+   * The window that confirms a capacity: long enough to take in the garbage collector's major
+   * cycles, which come every 10 to 25 s under load here and take part of the quota for a second
+   * or two. A rate served whole for 5 s was served with p99 up to 980 ms at 0.8× of it in half
+   * the rounds of stop 43 (admission control off): what a process sustains includes its
+   * collections.
+   */
+  sustainWindow: { warmup: settings.warmup, seconds: 30 },
+  /**
+   * At most how many times the capacity found is lowered by a tenth, each rate tried, until a
+   * long run confirms it.
+   */
+  confirmSteps: 4,
+  /** Every server's warm-up once capacities are known, at this fraction of its capacity. */
+  warmLevel: 0.7,
+  /** The warm-up before a search and before each server's runs. */
+  warmWindow: { warmup: 4, seconds: 4 },
+}
+const { window: searchWindow, sustainWindow, confirmSteps, warmLevel, warmWindow } = search
 
 /**
  * Whether a server served a run whole: every request answered 2xx, the slowest well within the
@@ -473,7 +477,7 @@ const capacityOf = async (
   quota: CpuQuota,
   scenario: Scenario,
 ) => {
-  const once = async (rate: number, window: typeof searchWindow) => {
+  const once = async (rate: number, window: Window) => {
     const run = await openLoopRun(worker, server, quota, scenario, rate, window)
     const whole = servedWhole(run.counts)
     const cpuMicrosPerRequest = (run.cpuSeconds * 1e6) / Math.max(1, run.counts.served.count)
@@ -739,6 +743,7 @@ const main = async () => {
     machine: environment(),
     service: build.description,
     settings,
+    search,
     loadAverageAtStart: quiet.load,
     waitedForQuietSeconds: quiet.waitedSeconds,
     capacities,
